@@ -1,0 +1,1 @@
+//! The back ends: IL to C and IL to S-expressions. (Stub: being written.)

@@ -1,0 +1,1 @@
+//! Declarations the tool knows for system headers. (Stub: being written.)

@@ -1,0 +1,1 @@
+//! Flow graphs derived from the structured IL. (Stub: being written.)

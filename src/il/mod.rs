@@ -1,0 +1,966 @@
+//! The language-independent intermediate language (IL).
+//!
+//! Specified in `spec/il.md`; every section of that file has an ID of the
+//! form `il/...`, cited on the type that implements it.
+//!
+//! The IL has no concrete syntax of its own: C is one front end and one back
+//! end (`front/`, `back/c.rs`); the S-expression printer (`back/sexpr.rs`) is
+//! for auditors, not a language. What is C-specific in the input is either
+//! mapped onto a general operator (`a->f` is `Field(Deref(a), f)`, `x += e`
+//! is `Assign(x, x + e)`, `malloc` is `Alloc`) or kept as a printing hint that
+//! no analysis reads ([`AssignSugar`], [`Expr::parens`], [`AllocForm`]).
+//!
+//! Invariants (checked by `il::validate`):
+//! - expressions have no side effects: assignments, calls to procedures with
+//!   a body or to side-effecting library functions, `++` and `--` are
+//!   statements; only pure intrinsics ([`Intrinsic`]) are called inside
+//!   expressions;
+//! - every expression carries its C type after the usual conversions;
+//! - statement ids are unique within a procedure;
+//! - the control structure is a tree ([`StmtKind::If`], [`StmtKind::Loop`],
+//!   [`StmtKind::Switch`]); the flow graph (`il::flow`) is derived from it and
+//!   records, for each basic block, the structure it belongs to.
+
+pub mod flow;
+pub mod validate;
+pub mod zones;
+
+use crate::front::source::{FileId, Span};
+use std::collections::HashMap;
+
+macro_rules! id_type {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A variable (global, parameter, local or lowering temporary).
+    SymId
+);
+id_type!(
+    /// A scope in the tree of symbol tables (`il/scope`).
+    ScopeId
+);
+id_type!(
+    /// A procedure: defined, prototyped, or known from a system header.
+    ProcId
+);
+id_type!(
+    /// A struct type definition.
+    StructId
+);
+id_type!(
+    /// A typedef name.
+    TypedefId
+);
+id_type!(
+    /// A statement, unique within its procedure.
+    StmtId
+);
+
+// ---------------------------------------------------------------------------
+// Types (il/types)
+// ---------------------------------------------------------------------------
+
+/// Precision of a real type. `il/types`
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RealKind {
+    Float,
+    Double,
+    LongDouble,
+}
+
+/// Width of an integer type. `il/types`
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IntKind {
+    Bool,
+    Char,
+    Short,
+    Int,
+    Long,
+    LongLong,
+}
+
+impl IntKind {
+    /// Size in bytes on the LP64 targets we generate code for.
+    pub fn size(self) -> u64 {
+        match self {
+            IntKind::Bool | IntKind::Char => 1,
+            IntKind::Short => 2,
+            IntKind::Int => 4,
+            IntKind::Long | IntKind::LongLong => 8,
+        }
+    }
+}
+
+/// A type. Typedef names are kept ([`Type::Named`]) so the output spells
+/// types as the user did; [`Program::resolve`] looks through them. `il/types`
+#[derive(Clone, Debug, PartialEq)]
+pub enum Type {
+    Void,
+    Int {
+        kind: IntKind,
+        unsigned: bool,
+    },
+    Real(RealKind),
+    Pointer(Box<QualType>),
+    /// `len` is `None` for `T x[]` (a parameter or an extern array).
+    Array {
+        elem: Box<QualType>,
+        len: Option<ArrayLen>,
+    },
+    Struct(StructId),
+    Named(TypedefId),
+    /// A type known only by name from a system header (e.g. `FILE`).
+    Opaque(String),
+}
+
+/// A type with its `const` qualifier. `il/types`
+#[derive(Clone, Debug, PartialEq)]
+pub struct QualType {
+    pub ty: Type,
+    pub is_const: bool,
+}
+
+impl QualType {
+    pub fn new(ty: Type) -> QualType {
+        QualType {
+            ty,
+            is_const: false,
+        }
+    }
+    pub fn int() -> QualType {
+        QualType::new(Type::Int {
+            kind: IntKind::Int,
+            unsigned: false,
+        })
+    }
+    pub fn long() -> QualType {
+        QualType::new(Type::Int {
+            kind: IntKind::Long,
+            unsigned: false,
+        })
+    }
+    pub fn size_t() -> QualType {
+        QualType::new(Type::Int {
+            kind: IntKind::Long,
+            unsigned: true,
+        })
+    }
+    pub fn double() -> QualType {
+        QualType::new(Type::Real(RealKind::Double))
+    }
+    pub fn void() -> QualType {
+        QualType::new(Type::Void)
+    }
+    pub fn pointer_to(self) -> QualType {
+        QualType::new(Type::Pointer(Box::new(self)))
+    }
+}
+
+/// The length of an array dimension: the expression as written (after macro
+/// expansion) and its value when it is a constant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArrayLen {
+    pub expr: Box<Expr>,
+    pub value: Option<u64>,
+}
+
+/// A struct type: `struct tag { fields }`. Anonymous structs are always
+/// reached through a typedef. `il/types`
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructDef {
+    pub tag: Option<String>,
+    pub fields: Vec<Field>,
+    pub span: Span,
+    pub comments: Comments,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub ty: QualType,
+    pub span: Span,
+    pub comments: Comments,
+}
+
+/// `typedef ty name;` `il/types`
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedefDef {
+    pub name: String,
+    pub ty: QualType,
+    pub span: Span,
+}
+
+// ---------------------------------------------------------------------------
+// Comments (il/comments)
+// ---------------------------------------------------------------------------
+
+/// Comments attached to a declaration or statement: those on the lines
+/// before it, and one that follows it on its own last line. Text includes the
+/// delimiters (`// ...` or `/* ... */`). `il/comments`
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Comments {
+    pub leading: Vec<String>,
+    pub trailing: Option<String>,
+}
+
+impl Comments {
+    pub fn is_empty(&self) -> bool {
+        self.leading.is_empty() && self.trailing.is_none()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Symbols and scopes (il/symbols, il/scope)
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymKind {
+    Global,
+    Param,
+    Local,
+    /// Introduced by lowering to hold the value of a call or a side effect
+    /// extracted from an expression (`il/split`). The C back end folds a
+    /// temporary used once back into its use.
+    Temp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    Auto,
+    Static,
+    Extern,
+}
+
+/// A variable. `il/symbols`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Symbol {
+    pub name: String,
+    pub ty: QualType,
+    pub kind: SymKind,
+    pub storage: Storage,
+    pub scope: ScopeId,
+    pub span: Span,
+}
+
+/// A node of the tree of symbol tables: the global scope, a procedure's
+/// parameter scope, and one per block that declares something. `il/scope`
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Scope {
+    pub parent: Option<ScopeId>,
+    pub vars: HashMap<String, SymId>,
+}
+
+// ---------------------------------------------------------------------------
+// Expressions (il/expr)
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    /// Unary `+`, kept so the output matches the input.
+    Plus,
+    Not,
+    BitNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    /// Short-circuit conjunction.
+    And,
+    /// Short-circuit disjunction.
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+/// Pure library functions, called inside expressions. Everything in
+/// CONTRACT §4's `<math.h>` list plus the integer `abs`. `il/intrinsic`
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MathFn {
+    Sqrt,
+    Cbrt,
+    Exp,
+    Exp2,
+    Expm1,
+    Log,
+    Log2,
+    Log10,
+    Log1p,
+    Pow,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Atan2,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Hypot,
+    Fabs,
+    Fmin,
+    Fmax,
+    Erf,
+    Erfc,
+    Lgamma,
+    Tgamma,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Fmod,
+    Copysign,
+    /// `abs`, `labs`: integer absolute value.
+    IntAbs,
+}
+
+impl MathFn {
+    pub const ALL: &'static [MathFn] = &[
+        MathFn::Sqrt,
+        MathFn::Cbrt,
+        MathFn::Exp,
+        MathFn::Exp2,
+        MathFn::Expm1,
+        MathFn::Log,
+        MathFn::Log2,
+        MathFn::Log10,
+        MathFn::Log1p,
+        MathFn::Pow,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Tan,
+        MathFn::Asin,
+        MathFn::Acos,
+        MathFn::Atan,
+        MathFn::Atan2,
+        MathFn::Sinh,
+        MathFn::Cosh,
+        MathFn::Tanh,
+        MathFn::Asinh,
+        MathFn::Acosh,
+        MathFn::Atanh,
+        MathFn::Hypot,
+        MathFn::Fabs,
+        MathFn::Fmin,
+        MathFn::Fmax,
+        MathFn::Erf,
+        MathFn::Erfc,
+        MathFn::Lgamma,
+        MathFn::Tgamma,
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Round,
+        MathFn::Trunc,
+        MathFn::Fmod,
+        MathFn::Copysign,
+        MathFn::IntAbs,
+    ];
+
+    /// The C99 name of the `double` version.
+    pub fn c_name(self) -> &'static str {
+        use MathFn::*;
+        match self {
+            Sqrt => "sqrt",
+            Cbrt => "cbrt",
+            Exp => "exp",
+            Exp2 => "exp2",
+            Expm1 => "expm1",
+            Log => "log",
+            Log2 => "log2",
+            Log10 => "log10",
+            Log1p => "log1p",
+            Pow => "pow",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Atan2 => "atan2",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Asinh => "asinh",
+            Acosh => "acosh",
+            Atanh => "atanh",
+            Hypot => "hypot",
+            Fabs => "fabs",
+            Fmin => "fmin",
+            Fmax => "fmax",
+            Erf => "erf",
+            Erfc => "erfc",
+            Lgamma => "lgamma",
+            Tgamma => "tgamma",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Trunc => "trunc",
+            Fmod => "fmod",
+            Copysign => "copysign",
+            IntAbs => "abs",
+        }
+    }
+
+    pub fn arity(self) -> usize {
+        use MathFn::*;
+        match self {
+            Pow | Atan2 | Hypot | Fmin | Fmax | Fmod | Copysign => 2,
+            _ => 1,
+        }
+    }
+
+    /// Looks up a C name: `sin`, `sinf`, `sinl`, `abs`, `labs`.
+    pub fn from_c_name(name: &str) -> Option<(MathFn, Option<RealKind>)> {
+        if name == "abs" || name == "labs" || name == "llabs" {
+            return Some((MathFn::IntAbs, None));
+        }
+        for &f in MathFn::ALL {
+            if f == MathFn::IntAbs {
+                continue;
+            }
+            let base = f.c_name();
+            if name == base {
+                return Some((f, Some(RealKind::Double)));
+            }
+            if let Some(suffix) = name.strip_prefix(base) {
+                match suffix {
+                    "f" => return Some((f, Some(RealKind::Float))),
+                    "l" => return Some((f, Some(RealKind::LongDouble))),
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+}
+
+/// A call of a pure library function inside an expression. `il/intrinsic`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Intrinsic {
+    pub func: MathFn,
+    /// The precision of the C variant called (`sinf` is `Float`); `None`
+    /// for the integer `abs`.
+    pub precision: Option<RealKind>,
+    /// The name as written (`abs` or `labs`, `sin` or `sinf`).
+    pub name: String,
+}
+
+/// An expression node with its type (after C's usual conversions) and the
+/// span it was written at. `il/expr`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub ty: QualType,
+    pub span: Span,
+    /// The user wrote parentheses around this expression. Printing hint only:
+    /// the back end adds the parentheses precedence needs regardless.
+    pub parens: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    /// An integer literal, with its spelling (`10`, `0x1F`, `3UL`).
+    IntConst {
+        value: i64,
+        text: String,
+    },
+    /// A real literal, with its spelling (`1.0e-3`, `2.f`).
+    RealConst {
+        value: f64,
+        text: String,
+    },
+    /// A character literal (`'a'`) with its value.
+    CharConst {
+        value: i64,
+        text: String,
+    },
+    /// A string literal, spelled with quotes and escapes.
+    StrConst(String),
+    Var(SymId),
+    /// `base[index]`; `base` is an array or a pointer.
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
+    /// `base.field`; `base` is struct-valued. `p->f` is `Field(Deref(p))`.
+    Field {
+        base: Box<Expr>,
+        strukt: StructId,
+        field: usize,
+    },
+    Deref(Box<Expr>),
+    AddrOf(Box<Expr>),
+    Unary {
+        op: UnOp,
+        arg: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Intrinsic {
+        call: Intrinsic,
+        args: Vec<Expr>,
+    },
+    Cast {
+        to: QualType,
+        arg: Box<Expr>,
+    },
+    /// `cond ? then : other`.
+    Cond {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        other: Box<Expr>,
+    },
+    SizeOfType(QualType),
+    SizeOfExpr(Box<Expr>),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, ty: QualType, span: Span) -> Expr {
+        Expr {
+            kind,
+            ty,
+            span,
+            parens: false,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Statements (il/stmt)
+// ---------------------------------------------------------------------------
+
+/// How the user spelled an assignment; the IL meaning is always
+/// `lhs = rhs` with `rhs` already containing the operation. `il/sugar`
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AssignSugar {
+    Plain,
+    /// `lhs op= e`; `rhs` is `Binary(op, lhs, e)`.
+    Compound(BinOp),
+    /// `++lhs` / `lhs++` as a statement; `rhs` is `lhs + 1`.
+    Increment,
+    /// `--lhs` / `lhs--` as a statement; `rhs` is `lhs - 1`.
+    Decrement,
+}
+
+/// An initializer in a declaration. `il/decl`
+#[derive(Clone, Debug, PartialEq)]
+pub enum Init {
+    Expr(Expr),
+    /// `{a, b, c}`, positional, possibly nested.
+    List(Vec<Init>, Span),
+}
+
+/// One declarator of a declaration statement: `*p = &x` in `double *p = &x, y;`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Declarator {
+    pub sym: SymId,
+    pub init: Option<Init>,
+}
+
+/// How an allocation was spelled in C, for printing. `il/alloc`
+#[derive(Clone, Debug, PartialEq)]
+pub enum AllocForm {
+    /// `(cast) malloc(bytes)`.
+    Malloc { bytes: Expr, cast: Option<QualType> },
+    /// `(cast) calloc(count, size)`.
+    Calloc {
+        count: Expr,
+        size: Expr,
+        cast: Option<QualType>,
+    },
+}
+
+/// One case group of a switch: its labels and the statements up to the next
+/// label. Control falls through into the next group unless the body leaves
+/// the switch (`break`, `return`, ...). `il/switch`
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchCase {
+    /// `None` is `default`.
+    pub labels: Vec<Option<Expr>>,
+    pub body: Vec<Stmt>,
+    pub span: Span,
+    pub comments: Comments,
+}
+
+/// The header of a loop. `il/loop`
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopHeader {
+    /// `for (init; cond; step)`; `init` may be a declaration (C99), `step`
+    /// is a list of simple statements (`i++, j += 2`).
+    For {
+        init: Vec<Stmt>,
+        cond: Option<Expr>,
+        step: Vec<Stmt>,
+    },
+    While {
+        cond: Expr,
+    },
+    DoWhile {
+        cond: Expr,
+    },
+}
+
+/// A braced sequence of statements; `scope` is the symbol table of the
+/// variables it declares. `il/block`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub scope: ScopeId,
+    /// Comments before the closing brace.
+    pub closing_comments: Vec<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    pub id: StmtId,
+    pub kind: StmtKind,
+    pub span: Span,
+    pub comments: Comments,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// `lhs = rhs`; `lhs` is a reference (`il/ref`). `il/assign`
+    Assign {
+        lhs: Expr,
+        rhs: Expr,
+        sugar: AssignSugar,
+    },
+    /// A call of a procedure (user-defined or library), its result, if
+    /// used, stored to `result`. `il/call`
+    Call {
+        result: Option<Expr>,
+        callee: ProcId,
+        args: Vec<Expr>,
+    },
+    /// A declaration statement with its declarators in order; initializers
+    /// are assignments at this point. `il/decl`
+    Decl {
+        base: QualType,
+        storage: Storage,
+        vars: Vec<Declarator>,
+    },
+    /// `target = allocate(count elements of elem)`. `il/alloc`
+    Alloc {
+        target: Expr,
+        elem: QualType,
+        count: Expr,
+        zeroed: bool,
+        form: AllocForm,
+    },
+    /// `free(ptr)`. `il/alloc`
+    Free { ptr: Expr },
+    /// `il/if`
+    If {
+        cond: Expr,
+        then: Block,
+        other: Option<Block>,
+    },
+    /// `il/loop`
+    Loop { header: LoopHeader, body: Block },
+    /// `il/switch`
+    Switch {
+        selector: Expr,
+        cases: Vec<SwitchCase>,
+    },
+    /// Leaves the innermost loop or switch. `il/jump`
+    Break,
+    /// Next iteration of the innermost loop. `il/jump`
+    Continue,
+    /// `il/jump`
+    Return(Option<Expr>),
+    /// A nested `{ ... }`. `il/block`
+    Block(Block),
+    /// `;` alone, kept for faithful printing.
+    Empty,
+}
+
+// ---------------------------------------------------------------------------
+// Procedures and the program (il/proc, il/program)
+// ---------------------------------------------------------------------------
+
+/// Where a procedure comes from. `il/proc`
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcOrigin {
+    /// Defined or declared in the user's files.
+    User,
+    /// Known from a `#include <...>` header (by signature only).
+    System,
+}
+
+/// A procedure: a function definition, or only a prototype / library
+/// signature when `body` is `None`. `il/proc`
+#[derive(Clone, Debug, PartialEq)]
+pub struct Procedure {
+    pub name: String,
+    pub ret: QualType,
+    pub params: Vec<SymId>,
+    /// The parameter scope, parent of the body's scope.
+    pub scope: ScopeId,
+    pub storage: Storage,
+    pub is_inline: bool,
+    pub body: Option<Block>,
+    pub origin: ProcOrigin,
+    pub span: Span,
+    pub comments: Comments,
+    /// Number of statement ids handed out (ids are `0..stmt_count`).
+    pub stmt_count: u32,
+}
+
+/// A top-level element, in source order. `il/program`
+#[derive(Clone, Debug, PartialEq)]
+pub enum ItemKind {
+    /// `#include <math.h>`, kept verbatim.
+    SystemInclude(String),
+    /// `#include "local.h"`: the items that came from that file are marked
+    /// with its [`FileId`] in [`Item::file`]; the back end prints this line
+    /// instead of them.
+    LocalInclude {
+        written: String,
+        file: FileId,
+    },
+    Typedef(TypedefId),
+    /// A struct definition on its own (`struct P { ... };`).
+    Struct(StructId),
+    /// A global declaration, possibly with several declarators.
+    Globals {
+        base: QualType,
+        storage: Storage,
+        vars: Vec<Declarator>,
+    },
+    /// A prototype without a body.
+    Prototype(ProcId),
+    Function(ProcId),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    pub kind: ItemKind,
+    pub span: Span,
+    pub comments: Comments,
+    /// The file the item was written in.
+    pub file: FileId,
+}
+
+/// A whole translation unit. `il/program`
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Program {
+    pub items: Vec<Item>,
+    pub symbols: Vec<Symbol>,
+    pub scopes: Vec<Scope>,
+    pub procs: Vec<Procedure>,
+    pub structs: Vec<StructDef>,
+    pub typedefs: Vec<TypedefDef>,
+    /// The global scope.
+    pub global_scope: ScopeId,
+    /// The file given on the command line.
+    pub main_file: FileId,
+}
+
+impl Program {
+    pub fn sym(&self, id: SymId) -> &Symbol {
+        &self.symbols[id.index()]
+    }
+    pub fn proc(&self, id: ProcId) -> &Procedure {
+        &self.procs[id.index()]
+    }
+    pub fn strukt(&self, id: StructId) -> &StructDef {
+        &self.structs[id.index()]
+    }
+    pub fn typedef(&self, id: TypedefId) -> &TypedefDef {
+        &self.typedefs[id.index()]
+    }
+
+    pub fn proc_by_name(&self, name: &str) -> Option<ProcId> {
+        self.procs
+            .iter()
+            .position(|p| p.name == name)
+            .map(|i| ProcId(i as u32))
+    }
+
+    /// Looks up a global variable by name.
+    pub fn global_by_name(&self, name: &str) -> Option<SymId> {
+        self.scopes[self.global_scope.index()]
+            .vars
+            .get(name)
+            .copied()
+    }
+
+    /// The type behind any typedef names (top level only).
+    pub fn resolve<'a>(&'a self, mut ty: &'a Type) -> &'a Type {
+        while let Type::Named(t) = ty {
+            ty = &self.typedef(*t).ty.ty;
+        }
+        ty
+    }
+
+    /// Is this a real (floating-point) scalar type?
+    pub fn is_real(&self, ty: &Type) -> bool {
+        matches!(self.resolve(ty), Type::Real(_))
+    }
+
+    /// Does a value of this type contain reals (a real, an array of reals,
+    /// a pointer to reals, a struct with a real field)? This is what makes a
+    /// variable a candidate for differentiation.
+    pub fn contains_real(&self, ty: &Type) -> bool {
+        self.contains_real_depth(ty, 0)
+    }
+
+    fn contains_real_depth(&self, ty: &Type, depth: usize) -> bool {
+        if depth > 32 {
+            return false;
+        }
+        match self.resolve(ty) {
+            Type::Real(_) => true,
+            Type::Pointer(t) => self.contains_real_depth(&t.ty, depth + 1),
+            Type::Array { elem, .. } => self.contains_real_depth(&elem.ty, depth + 1),
+            Type::Struct(s) => self
+                .strukt(*s)
+                .fields
+                .iter()
+                .any(|f| self.contains_real_depth(&f.ty.ty, depth + 1)),
+            _ => false,
+        }
+    }
+
+    /// Size in bytes and alignment, with the C layout of x86-64 / aarch64
+    /// Linux (LP64). Arrays of unknown length have size 0.
+    pub fn size_align(&self, ty: &Type) -> (u64, u64) {
+        match self.resolve(ty) {
+            Type::Void => (1, 1),
+            Type::Int { kind, .. } => (kind.size(), kind.size()),
+            Type::Real(RealKind::Float) => (4, 4),
+            Type::Real(RealKind::Double) => (8, 8),
+            Type::Real(RealKind::LongDouble) => (16, 16),
+            Type::Pointer(_) | Type::Opaque(_) => (8, 8),
+            Type::Array { elem, len } => {
+                let (s, a) = self.size_align(&elem.ty);
+                let n = len.as_ref().and_then(|l| l.value).unwrap_or(0);
+                (s * n, a)
+            }
+            Type::Struct(id) => {
+                let mut offset: u64 = 0;
+                let mut align = 1;
+                for f in &self.strukt(*id).fields {
+                    let (s, a) = self.size_align(&f.ty.ty);
+                    offset = offset.div_ceil(a) * a;
+                    offset += s;
+                    align = align.max(a);
+                }
+                (offset.div_ceil(align) * align, align)
+            }
+            Type::Named(_) => unreachable!("resolve looks through typedefs"),
+        }
+    }
+
+    /// Byte offset of field `index` in a struct.
+    pub fn field_offset(&self, id: StructId, index: usize) -> u64 {
+        let mut offset: u64 = 0;
+        for (i, f) in self.strukt(id).fields.iter().enumerate() {
+            let (s, a) = self.size_align(&f.ty.ty);
+            offset = offset.div_ceil(a) * a;
+            if i == index {
+                return offset;
+            }
+            offset += s;
+        }
+        offset
+    }
+
+    /// The procedures with a body, in definition order.
+    pub fn defined_procs(&self) -> impl Iterator<Item = (ProcId, &Procedure)> {
+        self.procs
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.body.is_some())
+            .map(|(i, p)| (ProcId(i as u32), p))
+    }
+
+    /// The call graph: for each procedure, the procedures it calls, in order
+    /// of first call, without repetition. `il/callgraph`
+    pub fn call_graph(&self) -> Vec<Vec<ProcId>> {
+        let mut graph = vec![Vec::new(); self.procs.len()];
+        for (id, p) in self.defined_procs() {
+            let callees = &mut graph[id.index()];
+            if let Some(body) = &p.body {
+                visit_stmts(&body.stmts, &mut |s| {
+                    if let StmtKind::Call { callee, .. } = &s.kind
+                        && !callees.contains(callee)
+                    {
+                        callees.push(*callee);
+                    }
+                });
+            }
+        }
+        graph
+    }
+}
+
+/// Calls `f` on every statement of a list, in source order, descending into
+/// blocks, branches, loop headers, loop bodies and switch cases.
+pub fn visit_stmts<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
+    for s in stmts {
+        visit_stmt(s, f);
+    }
+}
+
+/// Calls `f` on a statement and then on every statement nested in it.
+pub fn visit_stmt<'a>(s: &'a Stmt, f: &mut impl FnMut(&'a Stmt)) {
+    f(s);
+    match &s.kind {
+        StmtKind::If { then, other, .. } => {
+            visit_stmts(&then.stmts, f);
+            if let Some(o) = other {
+                visit_stmts(&o.stmts, f);
+            }
+        }
+        StmtKind::Loop { header, body } => {
+            if let LoopHeader::For { init, step, .. } = header {
+                visit_stmts(init, f);
+                visit_stmts(&body.stmts, f);
+                visit_stmts(step, f);
+            } else {
+                visit_stmts(&body.stmts, f);
+            }
+        }
+        StmtKind::Switch { cases, .. } => {
+            for c in cases {
+                visit_stmts(&c.body, f);
+            }
+        }
+        StmtKind::Block(b) => visit_stmts(&b.stmts, f),
+        _ => {}
+    }
+}

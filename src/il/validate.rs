@@ -1,0 +1,1 @@
+//! IL invariants. (Stub: being written.)

@@ -1,0 +1,1 @@
+//! Zones. (Stub: being written.)

@@ -1,0 +1,1 @@
+//! The IL interpreter. (Stub: being written.)

@@ -1,0 +1,9 @@
+//! aioli: automatic differentiation of C, by source transformation.
+//!
+//! The pipeline is front (C → IL), analyses, transformation by rules,
+//! simplification, back (IL → C). See `ARCHITECTURE.md` for the code map.
+
+pub mod back;
+pub mod front;
+pub mod il;
+pub mod interp;
