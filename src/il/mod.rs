@@ -664,6 +664,10 @@ pub enum StmtKind {
         result: Option<Expr>,
         callee: ProcId,
         args: Vec<Expr>,
+        /// Printing hint: the user wrote this call as the initializer of the
+        /// declaration just before it (`double r = f(x);`), whose last
+        /// declarator is `result`'s variable, left without initializer.
+        decl_init: bool,
     },
     /// A declaration statement with its declarators in order; initializers
     /// are assignments at this point. `il/decl`
@@ -679,6 +683,8 @@ pub enum StmtKind {
         count: Expr,
         zeroed: bool,
         form: AllocForm,
+        /// Printing hint, as for `Call`: `double *w = malloc(...);`.
+        decl_init: bool,
     },
     /// `free(ptr)`. `il/alloc`
     Free { ptr: Expr },
