@@ -281,3 +281,45 @@ impl<'a> Builder<'a> {
         }
     }
 }
+
+impl FlowGraph<'_> {
+    /// A readable listing, one block per line:
+    /// `B4 in loop-body#3: #5 #6 | if#7 -> B5 B6`.
+    pub fn dump(&self) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        for (i, b) in self.blocks.iter().enumerate() {
+            let _ = write!(out, "B{i}");
+            if !b.enclosing.is_empty() {
+                let parts: Vec<String> = b
+                    .enclosing
+                    .iter()
+                    .map(|e| match e {
+                        Enclosing::IfThen(s) => format!("then#{}", s.0),
+                        Enclosing::IfElse(s) => format!("else#{}", s.0),
+                        Enclosing::LoopBody(s) => format!("body#{}", s.0),
+                        Enclosing::LoopControl(s) => format!("control#{}", s.0),
+                        Enclosing::SwitchCase(s, c) => format!("case{c}#{}", s.0),
+                    })
+                    .collect();
+                let _ = write!(out, " in {}", parts.join("/"));
+            }
+            let _ = write!(out, ":");
+            for s in &b.stmts {
+                let _ = write!(out, " #{}", s.id.0);
+            }
+            if let Some(br) = b.branch {
+                let (kind, s) = match br {
+                    Branch::If(s) => ("if", s),
+                    Branch::LoopTest(s) => ("test", s),
+                    Branch::Switch(s) => ("switch", s),
+                    Branch::Return(s) => ("return", s),
+                };
+                let _ = write!(out, " | {kind}#{}", s.id.0);
+            }
+            let succs: Vec<String> = b.succs.iter().map(|s| format!("B{}", s.0)).collect();
+            let _ = writeln!(out, " -> {}", succs.join(" "));
+        }
+        out
+    }
+}

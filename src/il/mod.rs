@@ -15,7 +15,9 @@
 //!   a body or to side-effecting library functions, `++` and `--` are
 //!   statements; only pure intrinsics ([`Intrinsic`]) are called inside
 //!   expressions;
-//! - every expression carries its C type after the usual conversions;
+//! - every expression carries its C type after the usual conversions; the
+//!   conversions themselves are implicit, given by the types
+//!   (`il/conversions`);
 //! - statement ids are unique within a procedure;
 //! - the control structure is a tree ([`StmtKind::If`], [`StmtKind::Loop`],
 //!   [`StmtKind::Switch`]); the flow graph (`il::flow`) is derived from it and
@@ -743,6 +745,14 @@ pub struct Procedure {
     pub comments: Comments,
     /// Number of statement ids handed out (ids are `0..stmt_count`).
     pub stmt_count: u32,
+}
+
+impl Procedure {
+    /// Was this procedure written in the file given on the command line
+    /// (rather than in an included header)?
+    pub fn file_is_main(&self, program: &Program) -> bool {
+        self.span.file == program.main_file
+    }
 }
 
 /// A top-level element, in source order. `il/program`

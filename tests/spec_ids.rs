@@ -1,0 +1,129 @@
+//! Spec coverage: every ID defined in `spec/` is implemented (cited in
+//! `src/`, `rules/` or `grammar/`), and every ID cited there is defined.
+//! The IDs no test cites are a snapshot, so gaps show in review.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::Path;
+
+/// An ID is `family/name` in backticks; a definition is a markdown heading
+/// that starts with one.
+fn ids_in(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('`') {
+        rest = &rest[start + 1..];
+        let Some(end) = rest.find('`') else { break };
+        let candidate = &rest[..end];
+        if is_id(candidate) {
+            out.push(candidate.to_string());
+        }
+        rest = &rest[end + 1..];
+    }
+    out
+}
+
+fn is_id(s: &str) -> bool {
+    let Some((family, name)) = s.split_once('/') else {
+        return false;
+    };
+    let ok = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    };
+    ok(family) && ok(name) && !name.contains('/')
+}
+
+fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+fn read_all(dirs: &[&str], ext: &[&str]) -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    for d in dirs {
+        files(&root.join(d), &mut paths);
+    }
+    paths
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| ext.iter().any(|x| e == *x)))
+        .filter_map(|p| {
+            let text = fs::read_to_string(&p).ok()?;
+            Some((p.strip_prefix(root).unwrap().display().to_string(), text))
+        })
+        .collect()
+}
+
+fn defined() -> BTreeSet<String> {
+    let mut ids = BTreeSet::new();
+    for (_, text) in read_all(&["spec"], &["md"]) {
+        for line in text.lines() {
+            if line.starts_with('#')
+                && let Some(id) = ids_in(line).into_iter().next()
+            {
+                ids.insert(id);
+            }
+        }
+    }
+    ids
+}
+
+fn families(ids: &BTreeSet<String>) -> BTreeSet<String> {
+    ids.iter()
+        .map(|i| i.split('/').next().unwrap().to_string())
+        .collect()
+}
+
+fn cited(dirs: &[&str]) -> BTreeSet<String> {
+    read_all(dirs, &["rs", "rules", "lalrpop"])
+        .into_iter()
+        .flat_map(|(_, t)| ids_in(&t))
+        .collect()
+}
+
+#[test]
+fn every_cited_id_is_specified() {
+    let defined = defined();
+    let families = families(&defined);
+    let missing: Vec<_> = cited(&["src", "rules", "grammar", "tests"])
+        .into_iter()
+        .filter(|id| families.contains(id.split('/').next().unwrap()))
+        .filter(|id| !defined.contains(id))
+        .collect();
+    assert!(missing.is_empty(), "cited but not in spec/: {missing:?}");
+}
+
+#[test]
+fn every_specified_id_is_implemented() {
+    let implemented = cited(&["src", "rules", "grammar"]);
+    let unimplemented: Vec<_> = defined()
+        .into_iter()
+        .filter(|id| !implemented.contains(id))
+        .collect();
+    assert!(
+        unimplemented.is_empty(),
+        "specified in spec/ but cited nowhere in src/, rules/ or grammar/: {unimplemented:?}"
+    );
+}
+
+#[test]
+fn ids_without_a_test() {
+    let tested = cited(&["tests"]);
+    let untested: Vec<_> = defined()
+        .into_iter()
+        .filter(|id| !tested.contains(id))
+        .collect();
+    insta::assert_snapshot!(untested.join("\n"));
+}
