@@ -86,7 +86,7 @@ pub fn preprocess(
         Err(LoadError::Unreadable(why)) => {
             let id = sources.add(path, String::new());
             return Err(Diagnostic::error(
-                Span::new(id, 0, 0),
+                file_start(sources, id),
                 format!("cannot read file '{}': {why}", path.display()),
             ));
         }
@@ -185,13 +185,21 @@ fn load_file(sources: &mut SourceMap, path: &Path) -> Result<Rc<LexedFile>, Load
     let id = sources.add(path, text);
     if let Some(problem) = problem {
         return Err(LoadError::Located(Diagnostic::error(
-            Span::new(id, 0, 0),
+            file_start(sources, id),
             problem,
         )));
     }
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = path.parent().map(Path::to_path_buf);
     Ok(Rc::new(lex_into_file(sources, id, dir, canonical)))
+}
+
+/// The span of a file's first character, where problems with the file as a
+/// whole are reported. (An empty span there would make the caret renderer
+/// slice inside a multi-byte character.)
+fn file_start(sources: &SourceMap, id: FileId) -> Span {
+    let first = sources.file(id).text.chars().next();
+    Span::new(id, 0, first.map_or(0, char::len_utf8))
 }
 
 /// Lexes a file already in the source map.
@@ -368,8 +376,9 @@ fn macro_name(tok: &Token) -> Option<&str> {
     }
 }
 
-/// How a token is written.
-fn spelling(tok: &Token) -> Cow<'static, str> {
+/// How a token is written in C (an [`Token::IncludeMark`] is shown as
+/// `<include N>`).
+pub fn spelling(tok: &Token) -> Cow<'static, str> {
     use Token::*;
     let s: &'static str = match tok {
         Newline => "\n",
@@ -619,7 +628,7 @@ impl<'a> Preprocessor<'a> {
         }
         for (name, value) in defs {
             let text = format!("{name} {value}");
-            let nowhere = Span::new(main, 0, 0);
+            let nowhere = file_start(self.sources, main);
             let mut line: Line = lex_text(main, &text)
                 .into_iter()
                 .filter(|t| {
