@@ -94,6 +94,7 @@ pub fn preprocess(
     let mut pp = Preprocessor::new(sources, options, main.id);
     pp.predefine()?;
     pp.cache.insert(main.canonical.clone(), main.clone());
+    pp.out.tokens.reserve(main.toks.len());
     pp.files.push(FileCtx::new(main));
     pp.run()?;
     Ok(pp.out)
@@ -105,7 +106,26 @@ const MAX_INCLUDE_DEPTH: usize = 200;
 const MAX_EXPANSION_DEPTH: usize = 200;
 /// How many tokens macro expansions may produce in one translation unit;
 /// bounds exponential macros.
-const MAX_EXPANDED_TOKENS: usize = 4_000_000;
+const MAX_EXPANDED_TOKENS: usize = 2_000_000;
+
+/// A fast hasher for macro names (the default SipHash shows in profiles:
+/// every identifier is looked up).
+#[derive(Default, Clone, Copy)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+}
+
+type NameMap<V> = HashMap<Rc<str>, V, std::hash::BuildHasherDefault<NameHasher>>;
 
 /// The macros whose expansion produced a token; `None` is the empty set.
 type HideSet = Option<Rc<[Rc<str>]>>;
@@ -227,6 +247,7 @@ fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
     let mut toks = Vec::with_capacity(text.len() / 4);
     let mut prev_end = 0;
     let mut prev_was_gap = true;
+    let mut names: HashSet<Rc<str>, std::hash::BuildHasherDefault<NameHasher>> = HashSet::default();
     while let Some(result) = lexer.next() {
         let range = lexer.span();
         let space = prev_was_gap || range.start > prev_end;
@@ -241,7 +262,17 @@ fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
                 });
                 break;
             }
-            Ok(tok) => {
+            Ok(mut tok) => {
+                // Sharing the text of repeated names and numbers keeps the
+                // heap from growing by one allocation per token.
+                if let Token::Ident(text) | Token::IntLit(text) | Token::FloatLit(text) = &mut tok {
+                    match names.get(&**text) {
+                        Some(shared) => *text = shared.clone(),
+                        None => {
+                            names.insert(text.clone());
+                        }
+                    }
+                }
                 prev_was_gap = matches!(
                     tok,
                     Token::Newline | Token::LineComment(_) | Token::BlockComment(_)
@@ -565,7 +596,7 @@ impl FileCtx {
 struct Preprocessor<'a> {
     sources: &'a mut SourceMap,
     options: &'a FrontOptions,
-    macros: HashMap<Rc<str>, Rc<Macro>>,
+    macros: NameMap<Rc<Macro>>,
     /// The include stack; the last file is the one being read.
     files: Vec<FileCtx>,
     /// Tokens to read before the current file (macro expansions), the next
@@ -596,7 +627,7 @@ impl<'a> Preprocessor<'a> {
         Preprocessor {
             sources,
             options,
-            macros: HashMap::new(),
+            macros: NameMap::default(),
             files: Vec::new(),
             pending: Vec::new(),
             floor: 0,
