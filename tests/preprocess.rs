@@ -309,6 +309,32 @@ fn constant_expressions() {
 }
 
 #[test]
+fn deep_if_expressions_are_bounded() {
+    let text = format!(
+        "#if {}1{}\n#endif\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let message = pp_error(&[("main.c", &text)]);
+    assert!(message.contains("nested too deeply"), "{message}");
+    let text = format!("#if {}1\n#endif\n", "1 ? 2 : ".repeat(100_000));
+    let message = pp_error(&[("main.c", &text)]);
+    assert!(message.contains("nested too deeply"), "{message}");
+    let text = format!("#if {}1\n#endif\n", "- ".repeat(100_000));
+    let message = pp_error(&[("main.c", &text)]);
+    assert!(message.contains("nested too deeply"), "{message}");
+}
+
+#[test]
+fn function_like_command_line_define() {
+    let options = defines(&[("TWICE(x)", Some("(2*(x))")), ("N", None)]);
+    assert_eq!(
+        pp_with(&[("main.c", "TWICE(N)\n")], &options),
+        "( 2 * ( 1 ) )"
+    );
+}
+
+#[test]
 fn nested_skipped_groups() {
     let text = "#if 0\n#if 1\nno\n#else\nno\n#endif\n#elif 1\nyes\n#else\nno\n#endif\n#undef X\n# \n#line 5\n";
     assert_eq!(pp_text(text), "yes");

@@ -676,7 +676,7 @@ impl<'a> Preprocessor<'a> {
                 .first()
                 .and_then(LexedTok::token)
                 .and_then(macro_name)
-                .is_none_or(|n| n != name);
+                .is_none_or(|n| Some(n) != name.split('(').next());
             if bad_name || line.iter().any(|t| t.kind.is_err()) {
                 return Err(Diagnostic::error(
                     nowhere,
@@ -1404,6 +1404,7 @@ impl<'a> Preprocessor<'a> {
             pos: 0,
             live: true,
             at,
+            nesting: 0,
         };
         let value = eval.conditional()?;
         if let Some(extra) = toks.get(eval.pos) {
@@ -1630,7 +1631,13 @@ struct Evaluator<'t> {
     /// a division by zero is an error.
     live: bool,
     at: Span,
+    /// Nesting of parentheses and unary operators, bounded so that no input
+    /// exhausts the stack.
+    nesting: usize,
 }
+
+/// How deep an `#if` expression may nest.
+const MAX_IF_NESTING: usize = 256;
 
 impl Evaluator<'_> {
     fn peek(&self) -> Option<&Token> {
@@ -1657,6 +1664,19 @@ impl Evaluator<'_> {
     }
 
     fn conditional(&mut self) -> FrontResult<i64> {
+        self.nesting += 1;
+        let value = self.conditional_nested();
+        self.nesting -= 1;
+        value
+    }
+
+    fn conditional_nested(&mut self) -> FrontResult<i64> {
+        if self.nesting > MAX_IF_NESTING {
+            return Err(Diagnostic::error(
+                self.toks.get(self.pos).map_or(self.at, |t| t.span),
+                "#if expression nested too deeply",
+            ));
+        }
         let cond = self.binary(0)?;
         if self.peek() != Some(&Token::Question) {
             return Ok(cond);
@@ -1738,9 +1758,22 @@ impl Evaluator<'_> {
     }
 
     fn unary(&mut self) -> FrontResult<i64> {
+        self.nesting += 1;
+        let value = self.unary_nested();
+        self.nesting -= 1;
+        value
+    }
+
+    fn unary_nested(&mut self) -> FrontResult<i64> {
         let Some(t) = self.toks.get(self.pos) else {
             return Err(self.error_here("expected a value"));
         };
+        if self.nesting > MAX_IF_NESTING {
+            return Err(Diagnostic::error(
+                t.span,
+                "#if expression nested too deeply",
+            ));
+        }
         let span = t.span;
         self.pos += 1;
         Ok(match &t.tok {
