@@ -149,6 +149,29 @@ fn local_include_with_include_dir_and_guard() {
 }
 
 #[test]
+fn files_that_are_not_fully_guarded_are_read_again() {
+    let files = [
+        (
+            "main.c",
+            "#include \"g.h\"\n#include \"g.h\"\n#include \"e.h\"\n#include \"e.h\"\n",
+        ),
+        ("g.h", "#ifndef G\n#define G\nint g;\n#endif\nint after;\n"),
+        (
+            "e.h",
+            "#if !defined(E)\n#define E\nint e;\n#else\nint again;\n#endif\n",
+        ),
+    ];
+    let tree = Tree::new(&files);
+    let (_, result) = tree.run("main.c", &FrontOptions::default());
+    let pp = result.expect("preprocesses");
+    assert_eq!(
+        joined(&pp),
+        "<include 0> int g ; int after ; <include 1> int after ; <include 2> int e ; <include 3> int again ;"
+    );
+    assert!(pp.includes.iter().all(|r| r.file.is_some()));
+}
+
+#[test]
 fn pragma_once_skips_second_include() {
     let files = [
         ("main.c", "#include \"p.h\"\n#include \"./p.h\"\nint z;\n"),

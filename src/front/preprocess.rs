@@ -311,35 +311,20 @@ fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
     toks
 }
 
-/// The lines of a lexed file that hold something other than comments, as
-/// lists of tokens without comments.
-fn code_lines(toks: &[LexedTok]) -> Vec<Vec<&LexedTok>> {
-    let mut lines = Vec::new();
-    let mut line = Vec::new();
-    for t in toks {
-        match &t.kind {
-            Ok(Token::Newline) => {
-                if !line.is_empty() {
-                    lines.push(std::mem::take(&mut line));
-                }
-            }
-            Ok(Token::LineComment(_) | Token::BlockComment(_)) => {}
-            _ => line.push(t),
-        }
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
+/// The tokens of one line that are not comments.
+fn code_of(line: &[LexedTok]) -> impl Iterator<Item = &LexedTok> {
+    line.iter()
+        .filter(|t| !matches!(t.kind, Ok(Token::LineComment(_) | Token::BlockComment(_))))
 }
 
 /// The include-guard macro of a file shaped `#ifndef X ... #endif` (or
 /// `#if !defined X`) with nothing but comments outside.
 fn detect_guard(toks: &[LexedTok]) -> Option<Rc<str>> {
-    let lines = code_lines(toks);
-    let first = lines.first()?;
-    let words: Vec<Option<&Token>> = first.iter().map(|t| t.token()).collect();
-    let guard = match words.as_slice() {
+    let mut lines = toks
+        .split(|t| matches!(t.kind, Ok(Token::Newline)))
+        .filter(|line| code_of(line).next().is_some());
+    let first: Vec<Option<&Token>> = code_of(lines.next()?).take(8).map(|t| t.token()).collect();
+    let guard = match first.as_slice() {
         [Some(Token::Hash), Some(Token::Ident(d)), Some(name)] if &**d == "ifndef" => {
             macro_name(name)?
         }
@@ -361,27 +346,26 @@ fn detect_guard(toks: &[LexedTok]) -> Option<Rc<str>> {
         ] if &**d == "defined" => macro_name(name)?,
         _ => return None,
     };
-    let mut depth = 0usize;
-    for (i, line) in lines.iter().enumerate() {
-        let (Some(Token::Hash), Some(word)) = (
-            line.first().and_then(|t| t.token()),
-            line.get(1).and_then(|t| t.token()),
-        ) else {
+    let mut depth = 1usize;
+    for line in lines.by_ref() {
+        let mut code = code_of(line).map(LexedTok::token);
+        let (Some(Some(Token::Hash)), Some(Some(word))) = (code.next(), code.next()) else {
             continue;
         };
         match spelling(word).as_ref() {
             "if" | "ifdef" | "ifndef" => depth += 1,
             "elif" | "else" if depth == 1 => return None,
             "endif" => {
-                depth = depth.checked_sub(1)?;
+                depth -= 1;
                 if depth == 0 {
-                    return (i + 1 == lines.len()).then(|| Rc::from(guard));
+                    break;
                 }
             }
             _ => {}
         }
     }
-    None
+    // The guard's `#endif` must be the last line with code.
+    (depth == 0 && lines.next().is_none()).then(|| Rc::from(guard))
 }
 
 /// The name of a token that can be a macro name: an identifier or a keyword
