@@ -339,8 +339,14 @@ fn in_function(make: impl FnOnce(&mut B, ScopeId) -> Vec<Stmt>) -> String {
 /// The body lines of the single function printed by [`in_function`].
 fn body_of(c: &str) -> String {
     let lines: Vec<&str> = c.lines().collect();
-    let open = lines.iter().position(|l| *l == "{").expect("a function body");
-    let close = lines.iter().rposition(|l| *l == "}").expect("a closing brace");
+    let open = lines
+        .iter()
+        .position(|l| *l == "{")
+        .expect("a function body");
+    let close = lines
+        .iter()
+        .rposition(|l| *l == "}")
+        .expect("a closing brace");
     lines[open + 1..close]
         .iter()
         .map(|l| l.strip_prefix("    ").unwrap_or(l))
@@ -353,12 +359,12 @@ fn function_layout_and_parameters() {
     let mut b = B::new();
     let (f, params, ps) = b.proc("f", dbl(), &[("x", dbl()), ("y", ptr(dbl()))]);
     let scope = b.scope(ps);
-    let body = b.block(
-        scope,
-        vec![ret(mul(b.v(params[0]), deref(b.v(params[1]))))],
-    );
+    let body = b.block(scope, vec![ret(mul(b.v(params[0]), deref(b.v(params[1]))))]);
     b.define(f, body);
-    assert_eq!(c_of(&b), "double f(double x, double *y)\n{\n    return x * *y;\n}\n");
+    assert_eq!(
+        c_of(&b),
+        "double f(double x, double *y)\n{\n    return x * *y;\n}\n"
+    );
 }
 
 #[test]
@@ -385,7 +391,10 @@ fn declarator_forms_and_const_placement() {
             stmt(StmtKind::Decl {
                 base: dbl(),
                 storage: Storage::Static,
-                vars: vec![Declarator { sym: pa, init: None }],
+                vars: vec![Declarator {
+                    sym: pa,
+                    init: None,
+                }],
             }),
         ]
     });
@@ -432,7 +441,10 @@ fn precedence_and_user_parentheses() {
             assign(vz.clone(), sub(vx.clone(), sub(vy.clone(), vz.clone()))),
             assign(vz.clone(), sub(sub(vx.clone(), vy.clone()), vz.clone())),
             // ...unless the user wrote them.
-            assign(vz.clone(), sub(paren(sub(vx.clone(), vy.clone())), vz.clone())),
+            assign(
+                vz.clone(),
+                sub(paren(sub(vx.clone(), vy.clone())), vz.clone()),
+            ),
             assign(vz.clone(), paren(mul(vx.clone(), vy.clone()))),
         ]
     });
@@ -461,10 +473,7 @@ fn unary_minus_never_prints_decrement() {
     });
     let text = body_of(&body);
     assert!(!text.contains("--"), "{text}");
-    assert_eq!(
-        text,
-        "x = -(-x);\nx = -(-2.5);\nx = -(-1);\nx = x - -x;"
-    );
+    assert_eq!(text, "x = -(-x);\nx = -(-2.5);\nx = -(-1);\nx = x - -x;");
 }
 
 #[test]
@@ -521,14 +530,42 @@ fn assignment_sugar_only_when_it_matches() {
         let i = b.sym("i", int(), SymKind::Local, s);
         let (vx, vy, vi) = (b.v(x), b.v(y), b.v(i));
         vec![
-            sugared(vx.clone(), add(vx.clone(), vy.clone()), AssignSugar::Compound(BinOp::Add)),
-            sugared(vx.clone(), mul(vx.clone(), add(vy.clone(), real("1.0"))), AssignSugar::Compound(BinOp::Mul)),
-            sugared(vi.clone(), add(vi.clone(), int_c(1)), AssignSugar::Increment),
-            sugared(vi.clone(), sub(vi.clone(), int_c(1)), AssignSugar::Decrement),
+            sugared(
+                vx.clone(),
+                add(vx.clone(), vy.clone()),
+                AssignSugar::Compound(BinOp::Add),
+            ),
+            sugared(
+                vx.clone(),
+                mul(vx.clone(), add(vy.clone(), real("1.0"))),
+                AssignSugar::Compound(BinOp::Mul),
+            ),
+            sugared(
+                vi.clone(),
+                add(vi.clone(), int_c(1)),
+                AssignSugar::Increment,
+            ),
+            sugared(
+                vi.clone(),
+                sub(vi.clone(), int_c(1)),
+                AssignSugar::Decrement,
+            ),
             // Shapes that do not match the sugar print as plain assignments.
-            sugared(vx.clone(), add(vy.clone(), vx.clone()), AssignSugar::Compound(BinOp::Add)),
-            sugared(vi.clone(), add(vi.clone(), int_c(2)), AssignSugar::Increment),
-            sugared(vx.clone(), sub(vx.clone(), vy.clone()), AssignSugar::Compound(BinOp::Add)),
+            sugared(
+                vx.clone(),
+                add(vy.clone(), vx.clone()),
+                AssignSugar::Compound(BinOp::Add),
+            ),
+            sugared(
+                vi.clone(),
+                add(vi.clone(), int_c(2)),
+                AssignSugar::Increment,
+            ),
+            sugared(
+                vx.clone(),
+                sub(vx.clone(), vy.clone()),
+                AssignSugar::Compound(BinOp::Add),
+            ),
         ]
     });
     assert_eq!(
@@ -696,7 +733,10 @@ fn comments_leading_trailing_and_closing() {
                 then,
                 other: None,
             }),
-            &["// make it positive", "/* a block\n         * comment\n         */"],
+            &[
+                "// make it positive",
+                "/* a block\n         * comment\n         */",
+            ],
             None,
         ),
         with_comments(ret(x.clone()), &[], Some("// done")),
@@ -736,7 +776,10 @@ fn switch_layout() {
         vec![stmt(StmtKind::Switch {
             selector: b.v(k),
             cases: vec![
-                case(vec![Some(int_c(1)), Some(int_c(2))], vec![assign(b.v(x), real("1.0"))]),
+                case(
+                    vec![Some(int_c(1)), Some(int_c(2))],
+                    vec![assign(b.v(x), real("1.0"))],
+                ),
                 case(
                     vec![Some(int_c(3))],
                     vec![assign(b.v(x), real("2.0")), stmt(StmtKind::Break)],
@@ -780,7 +823,11 @@ fn for_loop_forms() {
                 header: LoopHeader::For {
                     init: vec![b.decl_init(i, int_c(0))],
                     cond: Some(lt(vi.clone(), vn.clone())),
-                    step: vec![sugared(vi.clone(), add(vi.clone(), int_c(1)), AssignSugar::Increment)],
+                    step: vec![sugared(
+                        vi.clone(),
+                        add(vi.clone(), int_c(1)),
+                        AssignSugar::Increment,
+                    )],
                 },
                 body: b.block(body_scope, vec![stmt(StmtKind::Continue)]),
             }),
@@ -789,8 +836,16 @@ fn for_loop_forms() {
                     init: vec![assign(vj.clone(), int_c(0)), assign(vn.clone(), int_c(5))],
                     cond: None,
                     step: vec![
-                        sugared(vj.clone(), add(vj.clone(), int_c(1)), AssignSugar::Increment),
-                        sugared(vn.clone(), sub(vn.clone(), int_c(2)), AssignSugar::Compound(BinOp::Sub)),
+                        sugared(
+                            vj.clone(),
+                            add(vj.clone(), int_c(1)),
+                            AssignSugar::Increment,
+                        ),
+                        sugared(
+                            vn.clone(),
+                            sub(vn.clone(), int_c(2)),
+                            AssignSugar::Compound(BinOp::Sub),
+                        ),
                     ],
                 },
                 body: b.block(body_scope, vec![stmt(StmtKind::Break)]),
@@ -799,7 +854,14 @@ fn for_loop_forms() {
                 header: LoopHeader::DoWhile {
                     cond: lt(vj.clone(), vn.clone()),
                 },
-                body: b.block(body_scope, vec![sugared(vj.clone(), add(vj.clone(), int_c(1)), AssignSugar::Increment)]),
+                body: b.block(
+                    body_scope,
+                    vec![sugared(
+                        vj.clone(),
+                        add(vj.clone(), int_c(1)),
+                        AssignSugar::Increment,
+                    )],
+                ),
             }),
         ]
     });
@@ -937,7 +999,13 @@ fn printed_sample_compiles_without_warnings() {
             b.call(Some(b.v(t)), g, vec![index(x.clone(), vi.clone())]),
             sugared(
                 b.v(s),
-                add(b.v(s), mul(intrinsic(MathFn::Sin, vec![b.v(t)]), index(b.v(w), vi.clone()))),
+                add(
+                    b.v(s),
+                    mul(
+                        intrinsic(MathFn::Sin, vec![b.v(t)]),
+                        index(b.v(w), vi.clone()),
+                    ),
+                ),
                 AssignSugar::Compound(BinOp::Add),
             ),
         ],
@@ -950,7 +1018,11 @@ fn printed_sample_compiles_without_warnings() {
             header: LoopHeader::For {
                 init: vec![b.decl_init(i, int_c(0))],
                 cond: Some(lt(vi.clone(), n.clone())),
-                step: vec![sugared(vi.clone(), add(vi.clone(), int_c(1)), AssignSugar::Increment)],
+                step: vec![sugared(
+                    vi.clone(),
+                    add(vi.clone(), int_c(1)),
+                    AssignSugar::Increment,
+                )],
             },
             body: loop_body,
         }),
@@ -961,7 +1033,10 @@ fn printed_sample_compiles_without_warnings() {
     b.define(f, body);
     let c = c_of(&b);
     assert!(c.contains("s += sin(g(x[i])) * w[i];"), "{c}");
-    assert!(c.contains("double *w = calloc(n, sizeof(double));  /* zeroed */"), "{c}");
+    assert!(
+        c.contains("double *w = calloc(n, sizeof(double));  /* zeroed */"),
+        "{c}"
+    );
     assert_compiles(&c);
 }
 
@@ -997,7 +1072,11 @@ fn sexpr_shows_ids_types_sugar_and_comments() {
             &["// scale"],
             None,
         ),
-        sugared(vi.clone(), add(vi.clone(), int_c(1)), AssignSugar::Increment),
+        sugared(
+            vi.clone(),
+            add(vi.clone(), int_c(1)),
+            AssignSugar::Increment,
+        ),
     ];
     let first = stmts[0].id.0;
     let body = b.block(scope, stmts);
@@ -1027,14 +1106,19 @@ fn sexpr_disambiguates_shadowed_names_only_when_needed() {
     let y = b.sym("y", dbl(), SymKind::Local, scope);
     let stmts = vec![
         b.decl_init(y, b.v(params[0])),
-        stmt(StmtKind::Block(b.block(inner, vec![b.decl_init(shadow, int_c(1))]))),
+        stmt(StmtKind::Block(
+            b.block(inner, vec![b.decl_init(shadow, int_c(1))]),
+        )),
         ret(b.v(y)),
     ];
     let body = b.block(scope, stmts);
     b.define(f, body);
     let il = print_il(&b.p, &SourceMap::new());
     assert!(il.contains(&format!("(var x@{} double)", ps.0)), "{il}");
-    assert!(il.contains(&format!("(var x@{} int (int 1))", inner.0)), "{il}");
+    assert!(
+        il.contains(&format!("(var x@{} int (int 1))", inner.0)),
+        "{il}"
+    );
     assert!(il.contains("(var y double (var x@"), "{il}");
     assert!(il.contains("(return #") && il.contains(" (var y))"), "{il}");
 }
