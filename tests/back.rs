@@ -195,7 +195,9 @@ mod build {
     }
 
     impl B {
+        /// A new program; statement ids start again at 0.
         pub fn new() -> B {
+            NEXT_STMT.with(|n| n.set(0));
             let mut p = Program::default();
             p.scopes.push(Scope::default());
             p.global_scope = ScopeId(0);
@@ -1121,4 +1123,119 @@ fn sexpr_disambiguates_shadowed_names_only_when_needed() {
     );
     assert!(il.contains("(var y double (var x@"), "{il}");
     assert!(il.contains("(return #") && il.contains(" (var y))"), "{il}");
+}
+
+#[test]
+fn sexpr_control_structures_one_statement_per_line() {
+    let mut b = B::new();
+    let (f, params, ps) = b.proc("f", dbl(), &[("x", ptr(dbl())), ("n", int())]);
+    let scope = b.scope(ps);
+    let ls = b.scope(scope);
+    let i = b.sym("i", int(), SymKind::Local, ls);
+    let (x, n, vi) = (b.v(params[0]), b.v(params[1]), b.v(i));
+    let then = b.block(ls, vec![stmt(StmtKind::Break)]);
+    let other = b.block(
+        ls,
+        vec![sugared(
+            index(x.clone(), vi.clone()),
+            mul(index(x.clone(), vi.clone()), real("2.0")),
+            AssignSugar::Compound(BinOp::Mul),
+        )],
+    );
+    let stmts = vec![
+        stmt(StmtKind::Loop {
+            header: LoopHeader::For {
+                init: vec![b.decl_init(i, int_c(0))],
+                cond: Some(lt(vi.clone(), n.clone())),
+                step: vec![sugared(
+                    vi.clone(),
+                    add(vi.clone(), int_c(1)),
+                    AssignSugar::Increment,
+                )],
+            },
+            body: b.block(
+                ls,
+                vec![stmt(StmtKind::If {
+                    cond: lt(index(x.clone(), vi.clone()), real("0.0")),
+                    then,
+                    other: Some(other),
+                })],
+            ),
+        }),
+        ret(index(x.clone(), int_c(0))),
+    ];
+    let body = b.block(scope, stmts);
+    b.define(f, body);
+    assert_eq!(
+        print_il(&b.p, &SourceMap::new()),
+        r#"(function f (ret double) (params (var x (ptr double)) (var n int))
+  (for #5
+    (init
+      (decl #2 (var i int (int 0))))
+    (cond (lt (var i) (var n)))
+    (step
+      (assign #3 :sugar ++ (var i) (add (var i) (int 1))))
+    (body
+      (if #4 (lt (index (var x) (var i)) (real 0.0))
+        (then
+          (break #0))
+        (else
+          (assign #1 :sugar *= (index (var x) (var i)) (mul (index (var x) (var i)) (real 2.0)))))))
+  (return #6 (index (var x) (int 0))))
+"#
+    );
+    assert_eq!(
+        c_of(&b),
+        "double f(double *x, int n)\n{\n    for (int i = 0; i < n; i++) {\n        if (x[i] < 0.0) {\n            \
+         break;\n        } else {\n            x[i] *= 2.0;\n        }\n    }\n    return x[0];\n}\n"
+    );
+}
+
+#[test]
+fn typedef_struct_body_printed_once_and_addressed_temps_stay() {
+    let mut b = B::new();
+    let sid = StructId(0);
+    b.p.structs.push(StructDef {
+        tag: None,
+        fields: vec![Field {
+            name: "x".into(),
+            ty: dbl(),
+            span: Span::default(),
+            comments: Comments::default(),
+        }],
+        span: Span::default(),
+        comments: Comments::default(),
+    });
+    b.p.typedefs.push(TypedefDef {
+        name: "P".into(),
+        ty: QualType::new(Type::Struct(sid)),
+        span: Span::default(),
+    });
+    b.p.typedefs.push(TypedefDef {
+        name: "PP".into(),
+        ty: ptr(QualType::new(Type::Struct(sid))),
+        span: Span::default(),
+    });
+    b.item(ItemKind::Typedef(TypedefId(0)));
+    b.item(ItemKind::Typedef(TypedefId(1)));
+    let named = QualType::new(Type::Named(TypedefId(0)));
+    let (g, _, _) = b.proc("g", dbl(), &[("p", ptr(dbl()))]);
+    let (f, _, ps) = b.proc("f", dbl(), &[]);
+    let scope = b.scope(ps);
+    let p = b.sym("p", named, SymKind::Local, scope);
+    let t = b.sym("t", dbl(), SymKind::Temp, scope);
+    let stmts = vec![
+        b.decl(&[p]),
+        b.decl(&[t]),
+        // The temporary's address escapes: it must stay a variable.
+        b.call(Some(b.v(t)), g, vec![addr(b.v(t))]),
+        ret(add(field(b.v(p), sid, 0), b.v(t))),
+    ];
+    let body = b.block(scope, stmts);
+    b.define(f, body);
+    assert_eq!(
+        c_of(&b),
+        "typedef struct {\n    double x;\n} P;\ntypedef P *PP;\n\n\
+         double f(void)\n{\n    P p;\n    double t;\n    t = g(&t);\n    return p.x + t;\n}\n"
+    );
 }

@@ -11,10 +11,10 @@ use crate::front::source::SourceMap;
 use crate::il::{
     AllocForm, AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, IntKind, ItemKind,
     LoopHeader, Procedure, Program, QualType, RealKind, Stmt, StmtKind, Storage, StructId,
-    SwitchCase, SymId, Type, UnOp,
+    SwitchCase, SymId, Type, TypedefId, UnOp,
 };
 use pretty::RcDoc;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 type Doc = RcDoc<'static, ()>;
 
@@ -313,8 +313,9 @@ pub(crate) fn real_text(value: f64) -> String {
 
 struct CPrinter<'a> {
     program: &'a Program,
-    /// Items that are struct definitions on their own.
-    struct_items: HashSet<StructId>,
+    /// Typedef items that carry the definition of a struct: for a struct
+    /// without an item of its own, the first typedef naming exactly it.
+    typedef_bodies: HashMap<TypedefId, StructId>,
 }
 
 /// The statement-level context: the plan of the enclosing procedure.
@@ -324,7 +325,7 @@ struct Ctx<'p, 'a> {
 
 impl<'a> CPrinter<'a> {
     fn new(program: &'a Program) -> CPrinter<'a> {
-        let struct_items = program
+        let struct_items: HashSet<StructId> = program
             .items
             .iter()
             .filter_map(|i| match i.kind {
@@ -332,9 +333,23 @@ impl<'a> CPrinter<'a> {
                 _ => None,
             })
             .collect();
+        let mut typedef_bodies = HashMap::new();
+        let mut defined: HashSet<StructId> = HashSet::new();
+        for item in &program.items {
+            if let ItemKind::Typedef(t) = item.kind
+                && let Some(td) = program.typedefs.get(t.index())
+                && let Type::Struct(s) = td.ty.ty
+                && !td.ty.is_const
+                && !struct_items.contains(&s)
+                && program.structs.get(s.index()).is_some()
+                && defined.insert(s)
+            {
+                typedef_bodies.insert(t, s);
+            }
+        }
         CPrinter {
             program,
-            struct_items,
+            typedef_bodies,
         }
     }
 
@@ -343,7 +358,6 @@ impl<'a> CPrinter<'a> {
     fn program(&self) -> Doc {
         let empty_plan = Plan::default();
         let ctx = Ctx { plan: &empty_plan };
-        let mut printed_bodies: HashSet<StructId> = HashSet::new();
         let mut docs: Vec<(Doc, bool, u8)> = Vec::new();
         for item in &self.program.items {
             if item.file != self.program.main_file {
@@ -352,17 +366,14 @@ impl<'a> CPrinter<'a> {
             let (doc, group) = match &item.kind {
                 ItemKind::SystemInclude(s) => (include_line(s), 0),
                 ItemKind::LocalInclude { written, .. } => (include_line(written), 0),
-                ItemKind::Typedef(t) => (self.typedef_item(*t, &mut printed_bodies), 1),
-                ItemKind::Struct(s) => {
-                    printed_bodies.insert(*s);
-                    (self.struct_body(*s).append(text(";")), 2)
-                }
+                ItemKind::Typedef(t) => (self.typedef_item(*t), 1),
+                ItemKind::Struct(s) => (self.struct_body(*s).append(text(";")), 2),
                 ItemKind::Globals {
                     base,
                     storage,
                     vars,
                 } => (
-                    self.declaration(base, *storage, vars, None, &ctx, &mut printed_bodies)
+                    self.declaration(base, *storage, vars, None, &ctx)
                         .append(text(";")),
                     1,
                 ),
@@ -402,36 +413,23 @@ impl<'a> CPrinter<'a> {
         out.append(RcDoc::hardline())
     }
 
-    fn typedef_item(
-        &self,
-        id: crate::il::TypedefId,
-        printed_bodies: &mut HashSet<StructId>,
-    ) -> Doc {
+    /// `typedef T name;`, or `typedef struct [tag] { ... } name;` at the
+    /// typedef that defines a struct.
+    fn typedef_item(&self, id: TypedefId) -> Doc {
         let Some(td) = self.program.typedefs.get(id.index()) else {
             return RcDoc::nil();
         };
         let leaf = leaf(&td.ty);
-        let base = self.base_with_body(leaf, printed_bodies);
+        let base = match self.typedef_bodies.get(&id) {
+            Some(s) => self.struct_body(*s),
+            None => text(self.base_name(leaf)),
+        };
         let decl = self.declarator(&td.ty, leaf, td.name.clone());
         text("typedef ")
             .append(base)
             .append(text(" "))
             .append(text(decl.unwrap_or_else(|| td.name.clone())))
             .append(text(";"))
-    }
-
-    /// The base type of a declaration; a struct whose body appears nowhere
-    /// else is defined here, the first time it is used.
-    fn base_with_body(&self, base: &QualType, printed_bodies: &mut HashSet<StructId>) -> Doc {
-        if let Type::Struct(s) = &base.ty
-            && !self.struct_items.contains(s)
-            && self.program.structs.get(s.index()).is_some()
-            && printed_bodies.insert(*s)
-        {
-            let konst = if base.is_const { "const " } else { "" };
-            return text(konst).append(self.struct_body(*s));
-        }
-        text(self.base_name(base))
     }
 
     fn struct_body(&self, id: StructId) -> Doc {
@@ -658,7 +656,6 @@ impl<'a> CPrinter<'a> {
         vars: &[Declarator],
         absorbed: Option<&Stmt>,
         ctx: &Ctx,
-        printed_bodies: &mut HashSet<StructId>,
     ) -> Doc {
         let storage = match storage {
             Storage::Static => "static ",
@@ -699,7 +696,7 @@ impl<'a> CPrinter<'a> {
                 .map(|(i, d)| one(i, d, base))
                 .collect();
             text(storage)
-                .append(self.base_with_body(base, printed_bodies))
+                .append(text(self.base_name(base)))
                 .append(text(" "))
                 .append(RcDoc::intersperse(decls, text(", ")))
                 .nest(INDENT)
@@ -711,7 +708,7 @@ impl<'a> CPrinter<'a> {
                     let ty = self.sym_type(d.sym);
                     let base = leaf(&ty).clone();
                     text(storage)
-                        .append(self.base_with_body(&base, printed_bodies))
+                        .append(text(self.base_name(&base)))
                         .append(text(" "))
                         .append(one(i, d, &base))
                         .nest(INDENT)
@@ -806,7 +803,7 @@ impl<'a> CPrinter<'a> {
                 vars,
             } => {
                 let absorbed = ctx.plan.decl_init.get(&key(s)).copied();
-                self.declaration(base, *storage, vars, absorbed, ctx, &mut HashSet::new())
+                self.declaration(base, *storage, vars, absorbed, ctx)
                     .append(text(";"))
             }
             StmtKind::If { cond, then, other } => self.if_stmt(cond, then, other.as_ref(), ctx),
@@ -989,7 +986,7 @@ impl<'a> CPrinter<'a> {
                 }) =>
             {
                 let absorbed = ctx.plan.decl_init.get(&key(s)).copied();
-                Some(self.declaration(base, *storage, vars, absorbed, ctx, &mut HashSet::new()))
+                Some(self.declaration(base, *storage, vars, absorbed, ctx))
             }
             list => list
                 .iter()
