@@ -1256,10 +1256,10 @@ impl<'a> CPrinter<'a> {
     fn prefix(&self, sym: &str, arg: &Expr, ctx: &Ctx) -> Doc {
         let (doc, p) = self.expr_inner(arg, ctx);
         let first = render(&doc).chars().next();
-        let glues = match (sym, first) {
-            ("-", Some('-')) | ("+", Some('+')) | ("&", Some('&')) => true,
-            _ => false,
-        };
+        let glues = matches!(
+            (sym, first),
+            ("-", Some('-')) | ("+", Some('+')) | ("&", Some('&'))
+        );
         let wrap = arg.parens || p < prec::UNARY || glues;
         text(sym.to_string()).append(if wrap { parens(doc) } else { doc })
     }

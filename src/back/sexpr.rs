@@ -326,12 +326,11 @@ impl SPrinter<'_> {
             Type::Pointer(t) => form("ptr", vec![self.ty(t)]),
             Type::Array { elem, len } => {
                 let mut parts = vec![self.ty(elem)];
-                match len {
-                    Some(l) => match l.value {
+                if let Some(l) = len {
+                    match l.value {
                         Some(v) => parts.push(text(v.to_string())),
                         None => parts.push(self.expr(&l.expr)),
-                    },
-                    None => {}
+                    }
                 }
                 form("array", parts)
             }
