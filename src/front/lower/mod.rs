@@ -336,8 +336,8 @@ impl<'a> Lowerer<'a> {
         storage: Storage,
         is_inline: bool,
         comments: &Comments,
+        system: bool,
     ) -> R<ProcId> {
-        let system = self.is_system(span);
         if sig.variadic && !system {
             return err(span, "user-defined variadic functions are not supported");
         }
@@ -435,7 +435,8 @@ impl<'a> Lowerer<'a> {
         let types::Derived::Function(sig) = derived else {
             return err(f.declarator.span, "expected a function declarator");
         };
-        let pid = self.declare_proc(&name, name_span, &sig, storage, specs.inline, &f.comments)?;
+        let system = self.is_system(f.span);
+        let pid = self.declare_proc(&name, name_span, &sig, storage, specs.inline, &f.comments, system)?;
         if self.prog.procs[pid.index()].body.is_some() {
             return err(name_span, format!("redefinition of '{name}'"));
         }
@@ -578,7 +579,7 @@ impl<'a> Lowerer<'a> {
                             c,
                         );
                     }
-                    let pid = self.declare_proc(&name, span, &sig, storage, specs.inline, &d.comments)?;
+                    let pid = self.declare_proc(&name, span, &sig, storage, specs.inline, &d.comments, system)?;
                     if !system {
                         let c = take_comments();
                         self.push_item(ItemKind::Prototype(pid), d.span, c);
