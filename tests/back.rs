@@ -1343,3 +1343,30 @@ fn compile(c: &str) -> Result<(), String> {
         ))
     }
 }
+
+#[test]
+fn zz_scratch() {
+    let srcs = [
+        "#include <stdio.h>\n#include \"util.h\"\n\ndouble f(double x)\n{\n    double a = 1, r = sq(x), b;\n    const char *s = \"hi\\n\";\n    char c = 'a';\n    double *p = NULL;\n    b = sq(sq(x) + sq(a)) * sq(r);\n    if (sq(x) > 1.0) {\n        b = -b;\n    }\n    /* multi\n       line */\n    b = r > 0 ? sq(b) : b; // trail\n    (void)s; (void)c; (void)p;\n    return b;\n}\n",
+        "typedef double real;\ntypedef struct { real v[3]; struct Q { int k; } q; } Vec;\nreal dot(const Vec *a, Vec *b) { real s = 0; for (int i = 0; i < 3; i += 1) s += a->v[i] * b->v[i]; b->q.k = 1; return s; }\n",
+        "unsigned long m(unsigned int a, long long b, float f) { float g = f * 2.0f; return a + (unsigned long)b + (unsigned long)g + sizeof(a) + sizeof g; }\n",
+        "int t(int a, int b) { return (a & b) | (a ^ b) << 2 >> 1 && !a == b; }\n",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("util.h"),
+        "#pragma once\n#include <stdlib.h>\ndouble sq(double);\n",
+    )
+    .unwrap();
+    for src in srcs {
+        let path = dir.path().join("case.c");
+        std::fs::write(&path, src).unwrap();
+        match aioli::front::load(&path, &aioli::front::FrontOptions::default()) {
+            Ok(l) => {
+                println!("{}", print_c(&l.program, &l.sources));
+                println!("{}", print_il(&l.program, &l.sources));
+            }
+            Err((s, d)) => println!("ERR {} {}", s.location(d.span), d.message),
+        }
+    }
+}

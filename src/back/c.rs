@@ -14,7 +14,7 @@ use crate::il::{
     SwitchCase, SymId, Type, TypedefId, UnOp,
 };
 use pretty::RcDoc;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 type Doc = RcDoc<'static, ()>;
 
@@ -178,7 +178,10 @@ fn clarity_parens(parent: BinOp, child: &Expr, is_lhs: bool) -> bool {
         ExprKind::Binary { op, .. } => match parent {
             Or => *op == And,
             Shl | Shr => matches!(op, Add | Sub),
-            BitAnd | BitOr | BitXor => *op != parent,
+            // The cases gcc's `warn_about_parentheses` names, no more.
+            BitOr => matches!(op, BitAnd | BitXor | Add | Sub) || is_comparison(*op),
+            BitXor => matches!(op, BitAnd | Add | Sub) || is_comparison(*op),
+            BitAnd => matches!(op, Add | Sub) || is_comparison(*op),
             _ if is_comparison(parent) => is_comparison(*op),
             _ => false,
         },
@@ -325,28 +328,7 @@ struct Ctx<'p, 'a> {
 
 impl<'a> CPrinter<'a> {
     fn new(program: &'a Program) -> CPrinter<'a> {
-        let struct_items: HashSet<StructId> = program
-            .items
-            .iter()
-            .filter_map(|i| match i.kind {
-                ItemKind::Struct(s) => Some(s),
-                _ => None,
-            })
-            .collect();
-        let mut typedef_bodies = HashMap::new();
-        let mut defined: HashSet<StructId> = HashSet::new();
-        for item in &program.items {
-            if let ItemKind::Typedef(t) = item.kind
-                && let Some(td) = program.typedefs.get(t.index())
-                && let Type::Struct(s) = td.ty.ty
-                && !td.ty.is_const
-                && !struct_items.contains(&s)
-                && program.structs.get(s.index()).is_some()
-                && defined.insert(s)
-            {
-                typedef_bodies.insert(t, s);
-            }
-        }
+        let typedef_bodies = super::typedef_bodies(program);
         CPrinter {
             program,
             typedef_bodies,
@@ -1241,6 +1223,11 @@ impl<'a> CPrinter<'a> {
             ),
             ExprKind::SizeOfType(t) => {
                 (text(format!("sizeof({})", self.type_name(t))), prec::UNARY)
+            }
+            // `sizeof(x)` as usually written, without doubling the user's
+            // own parentheses.
+            ExprKind::SizeOfExpr(a) if a.parens => {
+                (text("sizeof").append(self.expr(a, 0, ctx)), prec::UNARY)
             }
             ExprKind::SizeOfExpr(a) => (
                 text("sizeof(")

@@ -10,10 +10,10 @@ use crate::front::source::{FileId, SourceMap};
 use crate::il::{
     AllocForm, AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, IntKind,
     Item, ItemKind, LoopHeader, MathFn, Procedure, Program, QualType, RealKind, Stmt, StmtKind,
-    Storage, StructId, SymId, Type, UnOp,
+    Storage, StructId, SymId, Type, TypedefId, UnOp,
 };
 use pretty::RcDoc;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 type Doc = RcDoc<'static, ()>;
 
@@ -26,6 +26,7 @@ pub fn print_il(program: &Program, sources: &SourceMap) -> String {
         program,
         sources,
         ambiguous: HashSet::new(),
+        typedef_bodies: super::typedef_bodies(program),
     };
     let mut out = RcDoc::nil();
     for (i, item) in program.items.iter().enumerate() {
@@ -65,6 +66,14 @@ fn form(head: impl Into<String>, parts: Vec<Doc>) -> Doc {
             .group(),
     )
     .append(text(")"))
+}
+
+/// A small document on one line.
+fn flat(doc: &Doc) -> String {
+    let mut buf = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = doc.render(usize::MAX, &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
 }
 
 /// A string literal with `\`, `"` and line breaks escaped.
@@ -148,6 +157,8 @@ struct SPrinter<'a> {
     sources: &'a SourceMap,
     /// Symbols whose name alone is ambiguous in the procedure being printed.
     ambiguous: HashSet<SymId>,
+    /// Typedefs that define a struct (`super::typedef_bodies`).
+    typedef_bodies: HashMap<TypedefId, StructId>,
 }
 
 impl SPrinter<'_> {
@@ -180,6 +191,19 @@ impl SPrinter<'_> {
                 form("include-local", parts)
             }
             ItemKind::Typedef(t) => match self.program.typedefs.get(t.index()) {
+                Some(td) if self.typedef_bodies.contains_key(t) => {
+                    // The typedef that defines a struct shows its fields.
+                    let mut head = text(format!("(typedef {}", td.name));
+                    for a in attrs {
+                        head = head.append(text(" ")).append(a);
+                    }
+                    let body = match td.ty.ty {
+                        Type::Struct(s) => self.struct_def(s, vec![]),
+                        _ => self.ty(&td.ty),
+                    };
+                    head.append(RcDoc::hardline().append(body).nest(INDENT))
+                        .append(text(")"))
+                }
                 Some(td) => {
                     let mut parts = vec![text(td.name.clone()), self.ty(&td.ty)];
                     parts.extend(attrs);
@@ -269,6 +293,7 @@ impl SPrinter<'_> {
             program: self.program,
             sources: self.sources,
             ambiguous: HashSet::new(),
+            typedef_bodies: HashMap::new(),
         };
         inner.ambiguous = ambiguous_syms(self.program, proc);
         let head = inner.proc_head("function", proc, attrs);
@@ -393,21 +418,22 @@ impl SPrinter<'_> {
     }
 
     fn stmt(&self, s: &Stmt) -> Doc {
-        let id = text(format!("#{}", s.id.0));
+        let id = format!("#{}", s.id.0);
         let doc = match &s.kind {
             StmtKind::Assign { lhs, rhs, sugar } => {
-                let mut parts = vec![id];
+                let mut head = id;
+                let mut parts = Vec::new();
                 match sugar {
                     AssignSugar::Plain => {}
                     AssignSugar::Compound(op) => {
-                        parts.push(text(format!(":sugar {}=", binop_c(*op))))
+                        head.push_str(&format!(" :sugar {}=", binop_c(*op)))
                     }
-                    AssignSugar::Increment => parts.push(text(":sugar ++")),
-                    AssignSugar::Decrement => parts.push(text(":sugar --")),
+                    AssignSugar::Increment => head.push_str(" :sugar ++"),
+                    AssignSugar::Decrement => head.push_str(" :sugar --"),
                 }
                 parts.push(self.expr(lhs));
                 parts.push(self.expr(rhs));
-                form("assign", parts)
+                form(format!("assign {head}"), parts)
             }
             StmtKind::Call {
                 result,
@@ -415,9 +441,10 @@ impl SPrinter<'_> {
                 args,
                 decl_init,
             } => {
-                let mut parts = vec![id];
+                let mut head = id;
+                let mut parts = Vec::new();
                 if *decl_init {
-                    parts.push(text(":decl-init"));
+                    head.push_str(" :decl-init");
                 }
                 let name = self
                     .program
@@ -429,17 +456,20 @@ impl SPrinter<'_> {
                 if let Some(r) = result {
                     parts.push(form("result", vec![self.expr(r)]));
                 }
-                form("call", parts)
+                form(format!("call {head}"), parts)
             }
             StmtKind::Decl {
                 base: _,
                 storage,
                 vars,
             } => {
-                let mut parts = vec![id];
-                parts.extend(storage_attr(*storage));
+                let mut head = id;
+                let mut parts = Vec::new();
+                for attr in storage_attr(*storage) {
+                    head.push_str(&format!(" {}", flat(&attr)));
+                }
                 parts.extend(vars.iter().map(|d| self.declarator(d)));
-                form("decl", parts)
+                form(format!("decl {head}"), parts)
             }
             StmtKind::Alloc {
                 target,
@@ -449,33 +479,34 @@ impl SPrinter<'_> {
                 form: how,
                 decl_init,
             } => {
-                let mut parts = vec![id];
+                let mut head = id;
+                let mut parts = Vec::new();
                 let cast = match how {
                     AllocForm::Malloc { cast, .. } => {
-                        parts.push(text(":malloc"));
+                        head.push_str(" :malloc");
                         cast
                     }
                     AllocForm::Calloc { cast, .. } => {
-                        parts.push(text(":calloc"));
+                        head.push_str(" :calloc");
                         cast
                     }
                 };
                 if *zeroed {
-                    parts.push(text(":zeroed"));
+                    head.push_str(" :zeroed");
                 }
                 if *decl_init {
-                    parts.push(text(":decl-init"));
+                    head.push_str(" :decl-init");
                 }
                 if let Some(c) = cast {
-                    parts.push(text(":cast"));
+                    head.push_str(" :cast");
                     parts.push(self.ty(c));
                 }
                 parts.push(self.expr(target));
                 parts.push(self.ty(elem));
                 parts.push(self.expr(count));
-                form("alloc", parts)
+                form(format!("alloc {head}"), parts)
             }
-            StmtKind::Free { ptr } => form("free", vec![id, self.expr(ptr)]),
+            StmtKind::Free { ptr } => form(format!("free {id}"), vec![self.expr(ptr)]),
             StmtKind::If { cond, then, other } => {
                 // The branches go on their own lines, so the form is built
                 // open rather than with `form`.
@@ -544,14 +575,14 @@ impl SPrinter<'_> {
                     .append(RcDoc::concat(cases).nest(INDENT))
                     .append(text(")"))
             }
-            StmtKind::Break => form("break", vec![id]),
-            StmtKind::Continue => form("continue", vec![id]),
-            StmtKind::Return(None) => form("return", vec![id]),
-            StmtKind::Return(Some(e)) => form("return", vec![id, self.expr(e)]),
+            StmtKind::Break => form(format!("break #{}", s.id.0), vec![]),
+            StmtKind::Continue => form(format!("continue #{}", s.id.0), vec![]),
+            StmtKind::Return(None) => form(format!("return #{}", s.id.0), vec![]),
+            StmtKind::Return(Some(e)) => form(format!("return #{}", s.id.0), vec![self.expr(e)]),
             StmtKind::Block(b) => text(format!("(block #{} :scope {}", s.id.0, b.scope.0))
                 .append(self.block_body(b).nest(INDENT))
                 .append(text(")")),
-            StmtKind::Empty => form("empty", vec![id]),
+            StmtKind::Empty => form(format!("empty #{}", s.id.0), vec![]),
         };
         self.with_comments(doc, &s.comments)
     }
