@@ -1345,28 +1345,47 @@ fn compile(c: &str) -> Result<(), String> {
 }
 
 #[test]
-fn zz_scratch() {
-    let srcs = [
-        "#include <stdio.h>\n#include \"util.h\"\n\ndouble f(double x)\n{\n    double a = 1, r = sq(x), b;\n    const char *s = \"hi\\n\";\n    char c = 'a';\n    double *p = NULL;\n    b = sq(sq(x) + sq(a)) * sq(r);\n    if (sq(x) > 1.0) {\n        b = -b;\n    }\n    /* multi\n       line */\n    b = r > 0 ? sq(b) : b; // trail\n    (void)s; (void)c; (void)p;\n    return b;\n}\n",
-        "typedef double real;\ntypedef struct { real v[3]; struct Q { int k; } q; } Vec;\nreal dot(const Vec *a, Vec *b) { real s = 0; for (int i = 0; i < 3; i += 1) s += a->v[i] * b->v[i]; b->q.k = 1; return s; }\n",
-        "unsigned long m(unsigned int a, long long b, float f) { float g = f * 2.0f; return a + (unsigned long)b + (unsigned long)g + sizeof(a) + sizeof g; }\n",
-        "int t(int a, int b) { return (a & b) | (a ^ b) << 2 >> 1 && !a == b; }\n",
-    ];
-    let dir = tempfile::tempdir().unwrap();
+fn header_items_calls_and_comments_end_to_end() {
+    let src = "#include <stdio.h>\n#include \"util.h\"\n\ndouble f(double x)\n{\n    double a = 1, r = sq(x), b;\n    b = sq(sq(x) + sq(a)) * sq(r);\n    if (sq(x) > 1.0) {\n        b = -b;\n    }\n    /* multi\n       line */\n    b = r > 0 ? b : -b; // trail\n    return b;\n}\n";
+    let dir = tempfile::tempdir().expect("a temporary directory");
     std::fs::write(
         dir.path().join("util.h"),
         "#pragma once\n#include <stdlib.h>\ndouble sq(double);\n",
     )
-    .unwrap();
-    for src in srcs {
+    .expect("writable");
+    let load = |text: &str| {
         let path = dir.path().join("case.c");
-        std::fs::write(&path, src).unwrap();
-        match aioli::front::load(&path, &aioli::front::FrontOptions::default()) {
-            Ok(l) => {
-                println!("{}", print_c(&l.program, &l.sources));
-                println!("{}", print_il(&l.program, &l.sources));
-            }
-            Err((s, d)) => println!("ERR {} {}", s.location(d.span), d.message),
-        }
-    }
+        std::fs::write(&path, text).expect("writable");
+        let l = aioli::front::load(&path, &aioli::front::FrontOptions::default())
+            .unwrap_or_else(|(s, d)| panic!("{} {}", s.location(d.span), d.message));
+        (
+            print_c(&l.program, &l.sources),
+            print_il(&l.program, &l.sources),
+        )
+    };
+    let (c, il) = load(src);
+    assert_eq!(
+        c,
+        "#include <stdio.h>\n#include \"util.h\"\n\ndouble f(double x)\n{\n    \
+         double a = 1, r = sq(x);\n    double b;\n    \
+         b = sq(sq(x) + sq(a)) * sq(r);\n    if (sq(x) > 1.0) {\n        b = -b;\n    }\n    \
+         /* multi\n       line */\n    b = r > 0 ? b : -b;  // trail\n    \
+         return b;\n}\n"
+    );
+    assert!(
+        il.contains("(call #1 :decl-init sq (args (var x)) (result (var r)))"),
+        "{il}"
+    );
+    assert!(il.contains("(comment :trailing \"// trail\")"), "{il}");
+    assert_eq!(load(&c).0, c, "idempotent");
+    let path = dir.path().join("case.c");
+    std::fs::write(&path, &c).expect("writable");
+    let out = std::process::Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Wextra", "-c", "-o"])
+        .arg(dir.path().join("case.o"))
+        .arg(&path)
+        .output()
+        .expect("a C compiler");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && stderr.trim().is_empty(), "{stderr}");
 }

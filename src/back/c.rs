@@ -7,7 +7,7 @@
 //! ([`super::plan`]) make the output read like the input.
 
 use super::plan::{Plan, key, plan};
-use crate::front::source::SourceMap;
+use crate::front::source::{SourceMap, Span};
 use crate::il::{
     AllocForm, AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, IntKind, ItemKind,
     LoopHeader, Procedure, Program, QualType, RealKind, Stmt, StmtKind, Storage, StructId,
@@ -26,8 +26,7 @@ const INDENT: isize = 4;
 /// Prints a program as C source. Items from included local headers are
 /// replaced by their `#include` line.
 pub fn print_c(program: &Program, sources: &SourceMap) -> String {
-    let _ = sources;
-    let printer = CPrinter::new(program);
+    let printer = CPrinter::new(program, sources);
     let doc = printer.program();
     finish(&doc)
 }
@@ -81,9 +80,14 @@ fn call_doc(name: String, args: Vec<Doc>) -> Doc {
         .group()
 }
 
-/// A comment on its own lines at the current indentation. A block comment
-/// keeps the shape of its continuation lines relative to each other.
 fn comment_doc(comment: &str) -> Doc {
+    comment_doc_at(comment, None)
+}
+
+/// A comment on its own lines at the current indentation. A block comment
+/// keeps the shape of its continuation lines: relative to the column its
+/// owner was written at (`original`) when known, else to each other.
+fn comment_doc_at(comment: &str, original: Option<usize>) -> Doc {
     let lines: Vec<&str> = comment.lines().collect();
     let Some((first, rest)) = lines.split_first() else {
         return text(comment.trim().to_string());
@@ -101,6 +105,10 @@ fn comment_doc(comment: &str) -> Doc {
         .map(|l| l.len() - l.trim_start().len())
         .min()
         .unwrap_or(0);
+    let strip = match original {
+        Some(col) if col <= min_indent => col,
+        _ => min_indent,
+    };
     let mut doc = text(first.trim().to_string());
     for l in rest {
         let shown = if l.trim().is_empty() {
@@ -108,7 +116,7 @@ fn comment_doc(comment: &str) -> Doc {
         } else if starred {
             format!(" {}", l.trim())
         } else {
-            l.get(min_indent..)
+            l.get(strip..)
                 .unwrap_or(l.trim_start())
                 .trim_end()
                 .to_string()
@@ -118,11 +126,11 @@ fn comment_doc(comment: &str) -> Doc {
     doc
 }
 
-fn leading_comments(comments: &[String]) -> Doc {
+fn leading_comments(comments: &[String], original: Option<usize>) -> Doc {
     RcDoc::concat(
         comments
             .iter()
-            .map(|c| comment_doc(c).append(RcDoc::hardline())),
+            .map(|c| comment_doc_at(c, original).append(RcDoc::hardline())),
     )
 }
 
@@ -316,6 +324,7 @@ pub(crate) fn real_text(value: f64) -> String {
 
 struct CPrinter<'a> {
     program: &'a Program,
+    sources: &'a SourceMap,
     /// Typedef items that carry the definition of a struct: for a struct
     /// without an item of its own, the first typedef naming exactly it.
     typedef_bodies: HashMap<TypedefId, StructId>,
@@ -327,12 +336,25 @@ struct Ctx<'p, 'a> {
 }
 
 impl<'a> CPrinter<'a> {
-    fn new(program: &'a Program) -> CPrinter<'a> {
+    fn new(program: &'a Program, sources: &'a SourceMap) -> CPrinter<'a> {
         let typedef_bodies = super::typedef_bodies(program);
         CPrinter {
             program,
+            sources,
             typedef_bodies,
         }
+    }
+
+    /// The 0-based column a span starts at in its file, when the file is
+    /// known (hand-built IL has no source).
+    fn column(&self, span: Span) -> Option<usize> {
+        let (_, file) = self.sources.files().find(|(id, _)| *id == span.file)?;
+        let lo = span.lo as usize;
+        if lo > file.text.len() || !file.text.is_char_boundary(lo) {
+            return None;
+        }
+        let (_, col) = file.line_col(lo);
+        Some(col - 1)
     }
 
     // -- program and items ---------------------------------------------------
@@ -377,7 +399,8 @@ impl<'a> CPrinter<'a> {
                 comments.extend(proc.comments.leading.iter().cloned());
                 trailing = trailing.or(proc.comments.trailing.as_ref());
             }
-            let doc = leading_comments(&comments).append(with_trailing(doc, trailing));
+            let doc = leading_comments(&comments, self.column(item.span))
+                .append(with_trailing(doc, trailing));
             docs.push((doc, group == 2, group));
         }
         let mut out = RcDoc::nil();
@@ -429,7 +452,7 @@ impl<'a> CPrinter<'a> {
                 .unwrap_or_else(|| f.name.clone());
             let line = text(format!("{} {};", self.base_name(leaf), decl));
             RcDoc::hardline()
-                .append(leading_comments(&f.comments.leading))
+                .append(leading_comments(&f.comments.leading, self.column(f.span)))
                 .append(with_trailing(line, f.comments.trailing.as_ref()))
         });
         text(head)
@@ -757,7 +780,7 @@ impl<'a> CPrinter<'a> {
             let doc = with_trailing(self.stmt(s, ctx), trailing);
             out = out
                 .append(RcDoc::hardline())
-                .append(leading_comments(&leading))
+                .append(leading_comments(&leading, self.column(s.span)))
                 .append(doc);
         }
         if !carried.is_empty() || carried_trailing.is_some() {
@@ -1068,7 +1091,7 @@ impl<'a> CPrinter<'a> {
             let labels = RcDoc::intersperse(labels, RcDoc::hardline());
             let labels = with_trailing(labels, c.comments.trailing.as_ref());
             RcDoc::hardline()
-                .append(leading_comments(&c.comments.leading))
+                .append(leading_comments(&c.comments.leading, self.column(c.span)))
                 .append(labels)
                 .append(self.stmt_list(&c.body, ctx).nest(INDENT))
         });

@@ -277,7 +277,10 @@ pub(crate) fn plan<'a>(program: &Program, stmts: &'a [Stmt]) -> Plan<'a> {
 
     let mut plan = Plan::default();
     for list in &lists {
-        for (i, s) in list.iter().enumerate() {
+        // Backwards, so that the calls folded into the same use and written
+        // after this one are known: they may stand between it and the use
+        // (`f(g(x) + h(y))` lowers to the calls of g, h, then f).
+        for (i, s) in list.iter().enumerate().rev() {
             let StmtKind::Call { .. } = &s.kind else {
                 continue;
             };
@@ -287,7 +290,9 @@ pub(crate) fn plan<'a>(program: &Program, stmts: &'a [Stmt]) -> Plan<'a> {
             let Some(use_stmt) = candidate(temp) else {
                 continue;
             };
-            let next = list[i + 1..].iter().find(|n| !temp_only_decl(n));
+            let next = list[i + 1..].iter().find(|n| {
+                key(n) == use_stmt || (!temp_only_decl(n) && !plan.hidden.contains(&key(n)))
+            });
             if next.is_some_and(|n| key(n) == use_stmt) {
                 plan.folded.insert(temp, s);
                 plan.hidden.insert(key(s));
