@@ -310,6 +310,8 @@ impl SPrinter<'_> {
     fn var_name(&self, s: SymId) -> String {
         match self.program.symbols.get(s.index()) {
             Some(sym) if self.ambiguous.contains(&s) => format!("{}@{}", sym.name, sym.scope.0),
+            // An unnamed prototype parameter.
+            Some(sym) if sym.name.is_empty() => "\"\"".to_string(),
             Some(sym) => sym.name.clone(),
             None => format!("?{}", s.0),
         }
