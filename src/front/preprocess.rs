@@ -94,6 +94,7 @@ pub fn preprocess(
     let mut pp = Preprocessor::new(sources, options, main.id);
     pp.predefine()?;
     pp.cache.insert(main.canonical.clone(), main.clone());
+    pp.out.tokens.reserve(main.toks.len());
     pp.files.push(FileCtx::new(main));
     pp.run()?;
     Ok(pp.out)
@@ -105,7 +106,26 @@ const MAX_INCLUDE_DEPTH: usize = 200;
 const MAX_EXPANSION_DEPTH: usize = 200;
 /// How many tokens macro expansions may produce in one translation unit;
 /// bounds exponential macros.
-const MAX_EXPANDED_TOKENS: usize = 4_000_000;
+const MAX_EXPANDED_TOKENS: usize = 2_000_000;
+
+/// A fast hasher for macro names (the default SipHash shows in profiles:
+/// every identifier is looked up).
+#[derive(Default, Clone, Copy)]
+struct NameHasher(u64);
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+}
+
+type NameMap<V> = HashMap<Rc<str>, V, std::hash::BuildHasherDefault<NameHasher>>;
 
 /// The macros whose expansion produced a token; `None` is the empty set.
 type HideSet = Option<Rc<[Rc<str>]>>;
@@ -227,6 +247,7 @@ fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
     let mut toks = Vec::with_capacity(text.len() / 4);
     let mut prev_end = 0;
     let mut prev_was_gap = true;
+    let mut names: HashSet<Rc<str>, std::hash::BuildHasherDefault<NameHasher>> = HashSet::default();
     while let Some(result) = lexer.next() {
         let range = lexer.span();
         let space = prev_was_gap || range.start > prev_end;
@@ -241,7 +262,17 @@ fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
                 });
                 break;
             }
-            Ok(tok) => {
+            Ok(mut tok) => {
+                // Sharing the text of repeated names and numbers keeps the
+                // heap from growing by one allocation per token.
+                if let Token::Ident(text) | Token::IntLit(text) | Token::FloatLit(text) = &mut tok {
+                    match names.get(&**text) {
+                        Some(shared) => *text = shared.clone(),
+                        None => {
+                            names.insert(text.clone());
+                        }
+                    }
+                }
                 prev_was_gap = matches!(
                     tok,
                     Token::Newline | Token::LineComment(_) | Token::BlockComment(_)
@@ -280,35 +311,20 @@ fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
     toks
 }
 
-/// The lines of a lexed file that hold something other than comments, as
-/// lists of tokens without comments.
-fn code_lines(toks: &[LexedTok]) -> Vec<Vec<&LexedTok>> {
-    let mut lines = Vec::new();
-    let mut line = Vec::new();
-    for t in toks {
-        match &t.kind {
-            Ok(Token::Newline) => {
-                if !line.is_empty() {
-                    lines.push(std::mem::take(&mut line));
-                }
-            }
-            Ok(Token::LineComment(_) | Token::BlockComment(_)) => {}
-            _ => line.push(t),
-        }
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
+/// The tokens of one line that are not comments.
+fn code_of(line: &[LexedTok]) -> impl Iterator<Item = &LexedTok> {
+    line.iter()
+        .filter(|t| !matches!(t.kind, Ok(Token::LineComment(_) | Token::BlockComment(_))))
 }
 
 /// The include-guard macro of a file shaped `#ifndef X ... #endif` (or
 /// `#if !defined X`) with nothing but comments outside.
 fn detect_guard(toks: &[LexedTok]) -> Option<Rc<str>> {
-    let lines = code_lines(toks);
-    let first = lines.first()?;
-    let words: Vec<Option<&Token>> = first.iter().map(|t| t.token()).collect();
-    let guard = match words.as_slice() {
+    let mut lines = toks
+        .split(|t| matches!(t.kind, Ok(Token::Newline)))
+        .filter(|line| code_of(line).next().is_some());
+    let first: Vec<Option<&Token>> = code_of(lines.next()?).take(8).map(|t| t.token()).collect();
+    let guard = match first.as_slice() {
         [Some(Token::Hash), Some(Token::Ident(d)), Some(name)] if &**d == "ifndef" => {
             macro_name(name)?
         }
@@ -330,27 +346,26 @@ fn detect_guard(toks: &[LexedTok]) -> Option<Rc<str>> {
         ] if &**d == "defined" => macro_name(name)?,
         _ => return None,
     };
-    let mut depth = 0usize;
-    for (i, line) in lines.iter().enumerate() {
-        let (Some(Token::Hash), Some(word)) = (
-            line.first().and_then(|t| t.token()),
-            line.get(1).and_then(|t| t.token()),
-        ) else {
+    let mut depth = 1usize;
+    for line in lines.by_ref() {
+        let mut code = code_of(line).map(LexedTok::token);
+        let (Some(Some(Token::Hash)), Some(Some(word))) = (code.next(), code.next()) else {
             continue;
         };
         match spelling(word).as_ref() {
             "if" | "ifdef" | "ifndef" => depth += 1,
             "elif" | "else" if depth == 1 => return None,
             "endif" => {
-                depth = depth.checked_sub(1)?;
+                depth -= 1;
                 if depth == 0 {
-                    return (i + 1 == lines.len()).then(|| Rc::from(guard));
+                    break;
                 }
             }
             _ => {}
         }
     }
-    None
+    // The guard's `#endif` must be the last line with code.
+    (depth == 0 && lines.next().is_none()).then(|| Rc::from(guard))
 }
 
 /// The name of a token that can be a macro name: an identifier or a keyword
@@ -565,7 +580,7 @@ impl FileCtx {
 struct Preprocessor<'a> {
     sources: &'a mut SourceMap,
     options: &'a FrontOptions,
-    macros: HashMap<Rc<str>, Rc<Macro>>,
+    macros: NameMap<Rc<Macro>>,
     /// The include stack; the last file is the one being read.
     files: Vec<FileCtx>,
     /// Tokens to read before the current file (macro expansions), the next
@@ -596,7 +611,7 @@ impl<'a> Preprocessor<'a> {
         Preprocessor {
             sources,
             options,
-            macros: HashMap::new(),
+            macros: NameMap::default(),
             files: Vec::new(),
             pending: Vec::new(),
             floor: 0,
@@ -645,7 +660,7 @@ impl<'a> Preprocessor<'a> {
                 .first()
                 .and_then(LexedTok::token)
                 .and_then(macro_name)
-                .is_none_or(|n| n != name);
+                .is_none_or(|n| Some(n) != name.split('(').next());
             if bad_name || line.iter().any(|t| t.kind.is_err()) {
                 return Err(Diagnostic::error(
                     nowhere,
@@ -1373,6 +1388,7 @@ impl<'a> Preprocessor<'a> {
             pos: 0,
             live: true,
             at,
+            nesting: 0,
         };
         let value = eval.conditional()?;
         if let Some(extra) = toks.get(eval.pos) {
@@ -1599,7 +1615,13 @@ struct Evaluator<'t> {
     /// a division by zero is an error.
     live: bool,
     at: Span,
+    /// Nesting of parentheses and unary operators, bounded so that no input
+    /// exhausts the stack.
+    nesting: usize,
 }
+
+/// How deep an `#if` expression may nest.
+const MAX_IF_NESTING: usize = 256;
 
 impl Evaluator<'_> {
     fn peek(&self) -> Option<&Token> {
@@ -1626,6 +1648,19 @@ impl Evaluator<'_> {
     }
 
     fn conditional(&mut self) -> FrontResult<i64> {
+        self.nesting += 1;
+        let value = self.conditional_nested();
+        self.nesting -= 1;
+        value
+    }
+
+    fn conditional_nested(&mut self) -> FrontResult<i64> {
+        if self.nesting > MAX_IF_NESTING {
+            return Err(Diagnostic::error(
+                self.toks.get(self.pos).map_or(self.at, |t| t.span),
+                "#if expression nested too deeply",
+            ));
+        }
         let cond = self.binary(0)?;
         if self.peek() != Some(&Token::Question) {
             return Ok(cond);
@@ -1707,9 +1742,22 @@ impl Evaluator<'_> {
     }
 
     fn unary(&mut self) -> FrontResult<i64> {
+        self.nesting += 1;
+        let value = self.unary_nested();
+        self.nesting -= 1;
+        value
+    }
+
+    fn unary_nested(&mut self) -> FrontResult<i64> {
         let Some(t) = self.toks.get(self.pos) else {
             return Err(self.error_here("expected a value"));
         };
+        if self.nesting > MAX_IF_NESTING {
+            return Err(Diagnostic::error(
+                t.span,
+                "#if expression nested too deeply",
+            ));
+        }
         let span = t.span;
         self.pos += 1;
         Ok(match &t.tok {
