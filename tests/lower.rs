@@ -1058,3 +1058,408 @@ fn redeclaration_rules() {
     ])]);
     assert_eq!(dup.message, "redefinition of 'y'");
 }
+
+// ---------------------------------------------------------------------------
+// End to end, through the preprocessor and the parser.
+// ---------------------------------------------------------------------------
+
+mod from_source {
+    use aioli::front::{FrontOptions, load};
+    use aioli::il::*;
+
+    /// Lowers C source text; on error, `(message, "line:col")`.
+    fn load_src(src: &str) -> Result<Program, (String, String)> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("case.c");
+        std::fs::write(&path, src).expect("write");
+        match load(&path, &FrontOptions::default()) {
+            Ok(l) => Ok(l.program),
+            Err((sources, d)) => {
+                let loc = sources.location(d.span);
+                let line_col = loc.rsplitn(3, ':').take(2).collect::<Vec<_>>();
+                Err((d.message, format!("{}:{}", line_col[1], line_col[0])))
+            }
+        }
+    }
+
+    fn ok(src: &str) -> Program {
+        match load_src(src) {
+            Ok(p) => p,
+            Err((m, at)) => panic!("unexpected error at {at}: {m}"),
+        }
+    }
+
+    fn fails(src: &str) -> (String, String) {
+        match load_src(src) {
+            Ok(_) => panic!("expected an error"),
+            Err(e) => e,
+        }
+    }
+
+    fn body<'p>(p: &'p Program, name: &str) -> &'p [Stmt] {
+        &p.proc(p.proc_by_name(name).unwrap())
+            .body
+            .as_ref()
+            .unwrap()
+            .stmts
+    }
+
+    pub const SAMPLE: &str = r#"#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#define N 10
+typedef double real;
+typedef struct Point { real x, y; } Point;
+struct Cell { double w[N]; int n; };
+static const double scale = 2.0;
+double g;
+
+/* The objective. */
+double f(const double *x, double y[], int n, Point *p) {
+    double s = 0.0, t = sqrt(x[0]); // trailing
+    int i;
+    double a[N] = {1.0, 2.0};
+    for (i = 0; i < n; i++) {
+        s += x[i] * y[i] + pow(t, 2);
+        if (s > 1e3) break; else continue;
+    }
+    while (i > 0) { i--; }
+    do { s = s * 0.5; } while (s > 100.0);
+    switch (n) {
+    case 0:
+    case 1: s = 1.0; break;
+    default: s = -s;
+    }
+    p->x = s; (*p).y = p->x;
+    double *w = (double *)malloc(n * sizeof(double));
+    w[0] = *(x + 1);
+    free(w);
+    g = s > 0 ? s : -s;
+    printf("%f\n", s);
+    return s * scale + a[0];
+}
+
+double h(double u) {
+    double r = f(&u, &u, 1, NULL);
+    return 2.0 * f(&u, &u, 1, NULL) + r;
+}
+"#;
+
+    #[test]
+    fn sample_program_lowers() {
+        let p = ok(SAMPLE);
+        let kinds: Vec<String> = p
+            .items
+            .iter()
+            .map(|i| {
+                format!("{:?}", i.kind)
+                    .split(['(', ' ', '{'])
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                "SystemInclude",
+                "SystemInclude",
+                "SystemInclude",
+                "Typedef",
+                "Typedef",
+                "Struct",
+                "Globals",
+                "Globals",
+                "Function",
+                "Function"
+            ]
+        );
+        let f = p.proc(p.proc_by_name("f").unwrap());
+        let x = p.sym(f.params[0]);
+        assert!(matches!(&x.ty.ty, Type::Pointer(t) if t.is_const));
+        assert!(matches!(
+            &p.sym(f.params[1]).ty.ty,
+            Type::Array { len: None, .. }
+        ));
+        assert_eq!(
+            p.proc(p.proc_by_name("printf").unwrap()).origin,
+            ProcOrigin::System
+        );
+        let b = body(&p, "f");
+        // `double s = 0.0, t = sqrt(x[0]);` stays one declaration: sqrt is an intrinsic.
+        let StmtKind::Decl { vars, .. } = &b[0].kind else {
+            panic!("{:?}", b[0])
+        };
+        assert_eq!(vars.len(), 2);
+        assert_eq!(b[0].comments.trailing.as_deref(), Some("// trailing"));
+        assert!(b.iter().any(|s| matches!(
+            s.kind,
+            StmtKind::Alloc {
+                decl_init: true,
+                ..
+            }
+        )));
+        assert!(b.iter().any(|s| matches!(s.kind, StmtKind::Free { .. })));
+        assert!(
+            b.iter()
+                .any(|s| matches!(&s.kind, StmtKind::Call { result: None, .. }))
+        );
+        let hb = body(&p, "h");
+        assert!(matches!(
+            hb[1].kind,
+            StmtKind::Call {
+                decl_init: true,
+                ..
+            }
+        ));
+        let temps = p.symbols.iter().filter(|s| s.kind == SymKind::Temp).count();
+        assert_eq!(temps, 1);
+        // Every statement id is unique and below stmt_count.
+        for (_, proc_) in p.defined_procs() {
+            let mut seen = std::collections::HashSet::new();
+            visit_stmts(&proc_.body.as_ref().unwrap().stmts, &mut |s| {
+                assert!(s.id.0 < proc_.stmt_count);
+                assert!(seen.insert(s.id));
+            });
+            assert_eq!(seen.len() as u32, proc_.stmt_count);
+        }
+    }
+
+    #[test]
+    fn opaque_file_and_struct_definition() {
+        let p = ok("#include <stdio.h>\nvoid f(double x) { fprintf(stderr, \"%g\", x); }\n");
+        let file = p.typedefs.iter().find(|t| t.name == "FILE").unwrap();
+        assert_eq!(file.ty.ty, Type::Opaque("struct _IO_FILE".into()));
+    }
+
+    #[test]
+    fn errors_are_located() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "double f(double x) { return x + y; }\n",
+                "use of undeclared identifier 'y'",
+                "1:33",
+            ),
+            (
+                "double f(double x) {\n  return g(x);\n}\n",
+                "call to undeclared function 'g'",
+                "2:10",
+            ),
+            (
+                "void f(void) {\n  goto out;\n}\n",
+                "goto is not supported",
+                "2:3",
+            ),
+            ("union U { int a; };\n", "unions are not supported", "1:1"),
+            ("enum E { A };\n", "enums are not supported", "1:1"),
+            (
+                "struct S { int a : 3; };\n",
+                "bit-fields are not supported",
+                "1:20",
+            ),
+            (
+                "void f(int n) {\n  double a[n];\n}\n",
+                "variable-length arrays are not supported",
+                "2:12",
+            ),
+            ("volatile int v;\n", "volatile is not supported", "1:1"),
+            (
+                "#include <stdlib.h>\nvoid f(double *p) { p = realloc(p, 8); }\n",
+                "realloc is not supported",
+                "2:25",
+            ),
+            (
+                "int g(void);\nvoid f(int i) { while (g() > i) { } }\n",
+                "a call to 'g' inside a loop condition is not supported",
+                "2:24",
+            ),
+            (
+                "double f(double x) { return; }\n",
+                "non-void function 'f' should return a value",
+                "1:22",
+            ),
+        ];
+        for (src, msg, at) in cases {
+            let (m, a) = fails(src);
+            assert_eq!((m.as_str(), a.as_str()), (*msg, *at), "for {src}");
+        }
+    }
+
+    #[test]
+    fn local_header_items_are_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("h.h"), "double twice(double x);\n").unwrap();
+        let path = dir.path().join("m.c");
+        std::fs::write(
+            &path,
+            "#include \"h.h\"\ndouble twice(double x) { return 2.0 * x; }\n",
+        )
+        .unwrap();
+        let l = load(&path, &FrontOptions::default())
+            .map_err(|e| e.1.message)
+            .unwrap();
+        let p = l.program;
+        let ItemKind::LocalInclude { file, .. } = &p.items[0].kind else {
+            panic!("{:?}", p.items)
+        };
+        assert!(matches!(p.items[1].kind, ItemKind::Prototype(_)));
+        assert_eq!(p.items[1].file, *file);
+        assert!(matches!(p.items[2].kind, ItemKind::Function(_)));
+        assert_eq!(p.items[2].file, p.main_file);
+    }
+
+    #[test]
+    fn more_rejections_are_located() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "void f(int n, double *x) {\n  switch (n) { case 0: if (n) { case 1: x[0] = 1; } }\n}\n",
+                "a case label is only supported directly in the braced body of a switch",
+                "2:33",
+            ),
+            (
+                "double g(double);\nvoid f(void) { double (*h)(double) = &g; }\n",
+                "function pointers are not supported",
+                "2:24",
+            ),
+            (
+                "void f(double (*h)(double)) { }\n",
+                "function pointers are not supported",
+                "1:16",
+            ),
+            (
+                "struct S { double a, b; };\nvoid f(void) { struct S s = { .a = 1 }; }\n",
+                "designated initializers are not supported",
+                "2:31",
+            ),
+            (
+                "struct { double a; } s;\n",
+                "anonymous structs are only supported directly in a typedef",
+                "1:1",
+            ),
+            (
+                "double g(double);\ndouble f(double x) { return x > 0 ? g(x) : 0; }\n",
+                "a call to 'g' inside a branch of ?: is not supported",
+                "2:37",
+            ),
+            (
+                "double g(double);\nvoid f(double x) { g(x, x); }\n",
+                "wrong number of arguments in call to 'g': expected 1, got 2",
+                "2:20",
+            ),
+            (
+                "#include <stdlib.h>\nvoid f(double *p) { double y = 1 + *(double*)malloc(8); }\n",
+                "malloc is only supported as `p = malloc(...)`",
+                "2:46",
+            ),
+            (
+                "void f(int i) { switch (i++) { default: break; } }\n",
+                "an increment (++) inside a switch selector is not supported",
+                "1:25",
+            ),
+            (
+                "int f(int i) { return i++; }\n",
+                "a postfix ++/-- inside a return value is not supported; write it as a separate statement",
+                "1:23",
+            ),
+            (
+                "void f(int i) { for (;; i = i++) {} }\n",
+                "this for-loop step is not supported: each comma-separated part must be one assignment, ++/--, or call",
+                "1:25",
+            ),
+            (
+                "void f(void) { int x; int x; }\n",
+                "redefinition of 'x'",
+                "1:27",
+            ),
+            (
+                "void f(int x) { int x; }\n",
+                "redefinition of parameter 'x'",
+                "1:21",
+            ),
+            (
+                "void f(void) { break; }\n",
+                "break outside of a loop or switch",
+                "1:16",
+            ),
+            (
+                "int f(int i) { int a[3] = {1,2,3,4}; return a[0]; }\n",
+                "too many initializers for the array",
+                "1:27",
+            ),
+            (
+                "double f(double x) { return f; }\n",
+                "function pointers are not supported: function 'f' used as a value",
+                "1:29",
+            ),
+        ];
+        for (src, msg, at) in cases {
+            let (m, a) = fails(src);
+            assert_eq!((m.as_str(), a.as_str()), (*msg, *at), "for {src}");
+        }
+    }
+
+    mod never_panics {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Tokens that mutations splice in.
+        const PIECES: &[&str] = &[
+            "(",
+            ")",
+            "{",
+            "}",
+            ";",
+            ",",
+            "*",
+            "&",
+            "[",
+            "]",
+            "x",
+            "n",
+            "p",
+            "f",
+            "h",
+            "0",
+            "1.0",
+            "++",
+            "=",
+            "+=",
+            "?",
+            ":",
+            "->",
+            ".",
+            "goto",
+            "case 1:",
+            "break;",
+            "return",
+            "sizeof",
+            "(double)",
+            "malloc(8)",
+            "NULL",
+            "\"s\"",
+            "struct Point",
+            "int",
+            "double",
+            "static",
+            "const",
+        ];
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+            #[test]
+            fn mutated_sources_do_not_panic(
+                edits in proptest::collection::vec((0usize..2000, 0usize..4, 0usize..PIECES.len()), 1..4)
+            ) {
+                let mut src = SAMPLE.to_string();
+                for (pos, len, piece) in edits {
+                    let mut at = pos % src.len();
+                    while !src.is_char_boundary(at) { at -= 1; }
+                    let mut end = (at + len).min(src.len());
+                    while !src.is_char_boundary(end) { end -= 1; }
+                    src.replace_range(at..end.max(at), PIECES[piece]);
+                }
+                let _ = load_src(&src);
+            }
+        }
+    }
+}

@@ -885,7 +885,9 @@ impl Lowerer<'_> {
                 let ast::ExprKind::Ident(name) = &strip_parens(callee).kind else {
                     return err(callee.span, "internal error: intrinsic without a name");
                 };
-                let pid = self.proc_names[name.as_str()];
+                let Some(&pid) = self.proc_names.get(name.as_str()) else {
+                    return err(callee.span, format!("call to undeclared function '{name}'"));
+                };
                 let ret = self.prog.procs[pid.index()].ret.clone();
                 let args = self.call_args(pid, args, callee.span, span, fx)?;
                 if args.len() != func.arity() {
