@@ -38,7 +38,14 @@ fn real_rank(k: RealKind) -> u8 {
 
 /// Integer promotion: types narrower than `int` become `int`.
 fn promote(t: IntTy) -> IntTy {
-    if t.bits < 32 { IntTy::INT } else { IntTy { boolean: false, ..t } }
+    if t.bits < 32 {
+        IntTy::INT
+    } else {
+        IntTy {
+            boolean: false,
+            ..t
+        }
+    }
 }
 
 /// The usual arithmetic conversions (C11 6.3.1.8).
@@ -60,7 +67,10 @@ fn common(a: Num, b: Num) -> Num {
             } else if s.bits > u.bits {
                 Num::Int(s)
             } else {
-                Num::Int(IntTy { unsigned: true, ..s })
+                Num::Int(IntTy {
+                    unsigned: true,
+                    ..s
+                })
             }
         }
     }
@@ -169,7 +179,10 @@ impl<'p, R: Real> Machine<'p, R> {
     }
 
     fn is_aggregate(&self, ty: &Type) -> bool {
-        matches!(self.program.resolve(ty), Type::Struct(_) | Type::Array { .. })
+        matches!(
+            self.program.resolve(ty),
+            Type::Struct(_) | Type::Array { .. }
+        )
     }
 
     fn size_of(&self, ty: &Type) -> u64 {
@@ -252,7 +265,11 @@ impl<'p, R: Real> Machine<'p, R> {
                     Value::Int(i) => {
                         let unsigned64 = matches!(
                             self.num_of(from),
-                            Some(Num::Int(IntTy { unsigned: true, bits: 64, .. }))
+                            Some(Num::Int(IntTy {
+                                unsigned: true,
+                                bits: 64,
+                                ..
+                            }))
                         );
                         // Convert with one rounding straight to the target.
                         let x = match (k, unsigned64) {
@@ -393,7 +410,11 @@ impl<'p, R: Real> Machine<'p, R> {
                 let size = self.size_of(&e.ty.ty) as i64;
                 Ok(p.add_bytes(i.wrapping_mul(size)))
             }
-            ExprKind::Field { base, strukt, field } => {
+            ExprKind::Field {
+                base,
+                strukt,
+                field,
+            } => {
                 let p = self.place(base)?;
                 Ok(p.add_bytes(self.program.field_offset(*strukt, *field) as i64))
             }
@@ -467,7 +488,10 @@ impl<'p, R: Real> Machine<'p, R> {
                 &e.ty.ty,
             ),
             ExprKind::StrConst(s) => Ok(Value::Ptr(self.string_literal(s))),
-            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_) => {
                 let p = self.place(e)?;
                 self.load(p, &e.ty.ty)
             }
@@ -476,11 +500,15 @@ impl<'p, R: Real> Machine<'p, R> {
             ExprKind::Binary { op, lhs, rhs } => self.eval_binary(*op, lhs, rhs, e),
             ExprKind::Intrinsic { call, args } => {
                 if call.func == MathFn::IntAbs {
-                    let a = args.first().ok_or(ErrorKind::Type("abs without argument".into()))?;
+                    let a = args
+                        .first()
+                        .ok_or(ErrorKind::Type("abs without argument".into()))?;
                     let v = self.eval(a)?;
                     let v = self.convert(v, &a.ty.ty, &e.ty.ty)?;
                     return match (v, self.num_of(&e.ty.ty)) {
-                        (Value::Int(i), Some(Num::Int(t))) => Ok(Value::Int(t.normalize(i.wrapping_abs()))),
+                        (Value::Int(i), Some(Num::Int(t))) => {
+                            Ok(Value::Int(t.normalize(i.wrapping_abs())))
+                        }
                         _ => Err(ErrorKind::Type("abs of a non-integer".into())),
                     };
                 }
@@ -509,7 +537,11 @@ impl<'p, R: Real> Machine<'p, R> {
                 self.convert(v, &arg.ty.ty, &to.ty)
             }
             ExprKind::Cond { cond, then, other } => {
-                let branch = if truthy(self.eval(cond)?)? { then } else { other };
+                let branch = if truthy(self.eval(cond)?)? {
+                    then
+                } else {
+                    other
+                };
                 let v = self.eval(branch)?;
                 self.convert(v, &branch.ty.ty, &e.ty.ty)
             }
@@ -537,17 +569,29 @@ impl<'p, R: Real> Machine<'p, R> {
         let t = self.num_of(&e.ty.ty);
         match (op, v, t) {
             (UnOp::Plus, _, _) => Ok(v),
-            (UnOp::Neg, Value::Int(i), Some(Num::Int(t))) => Ok(Value::Int(t.normalize(i.wrapping_neg()))),
+            (UnOp::Neg, Value::Int(i), Some(Num::Int(t))) => {
+                Ok(Value::Int(t.normalize(i.wrapping_neg())))
+            }
             (UnOp::Neg, Value::Real(r), Some(Num::Real(k))) => {
                 let r = -r;
-                Ok(Value::Real(if k == RealKind::Float { r.round_to_f32() } else { r }))
+                Ok(Value::Real(if k == RealKind::Float {
+                    r.round_to_f32()
+                } else {
+                    r
+                }))
             }
             (UnOp::BitNot, Value::Int(i), Some(Num::Int(t))) => Ok(Value::Int(t.normalize(!i))),
             _ => Err(ErrorKind::Type(format!("operator {op:?} on {v:?}"))),
         }
     }
 
-    fn eval_binary(&mut self, op: BinOp, lhs: &'p Expr, rhs: &'p Expr, e: &'p Expr) -> Res<Value<R>> {
+    fn eval_binary(
+        &mut self,
+        op: BinOp,
+        lhs: &'p Expr,
+        rhs: &'p Expr,
+        e: &'p Expr,
+    ) -> Res<Value<R>> {
         match op {
             BinOp::And => {
                 let l = truthy(self.eval(lhs)?)?;
@@ -564,14 +608,19 @@ impl<'p, R: Real> Machine<'p, R> {
         if matches!(a, Value::Uninit) || matches!(b, Value::Uninit) {
             return Err(ErrorKind::Uninit);
         }
-        let is_cmp = matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne);
+        let is_cmp = matches!(
+            op,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+        );
         // Pointer arithmetic and comparisons.
         if matches!(a, Value::Ptr(_)) || matches!(b, Value::Ptr(_)) {
             return self.pointer_binary(op, a, b, lhs, rhs, is_cmp);
         }
         if is_cmp {
             let (Some(ta), Some(tb)) = (self.num_of(&lhs.ty.ty), self.num_of(&rhs.ty.ty)) else {
-                return Err(ErrorKind::Type("comparison of non-arithmetic values".into()));
+                return Err(ErrorKind::Type(
+                    "comparison of non-arithmetic values".into(),
+                ));
             };
             let t = common(ta, tb);
             let a = self.to_num(a, &lhs.ty.ty, t)?;
@@ -626,9 +675,15 @@ impl<'p, R: Real> Machine<'p, R> {
                     BinOp::Div => x / y,
                     _ => return Err(ErrorKind::Type(format!("operator {op:?} on reals"))),
                 };
-                Ok(Value::Real(if k == RealKind::Float { r.round_to_f32() } else { r }))
+                Ok(Value::Real(if k == RealKind::Float {
+                    r.round_to_f32()
+                } else {
+                    r
+                }))
             }
-            _ => Err(ErrorKind::Type(format!("operator {op:?} on mismatched operands"))),
+            _ => Err(ErrorKind::Type(format!(
+                "operator {op:?} on mismatched operands"
+            ))),
         }
     }
 
@@ -647,7 +702,15 @@ impl<'p, R: Real> Machine<'p, R> {
         }
     }
 
-    fn pointer_binary(&mut self, op: BinOp, a: Value<R>, b: Value<R>, lhs: &'p Expr, rhs: &'p Expr, is_cmp: bool) -> Res<Value<R>> {
+    fn pointer_binary(
+        &mut self,
+        op: BinOp,
+        a: Value<R>,
+        b: Value<R>,
+        lhs: &'p Expr,
+        rhs: &'p Expr,
+        is_cmp: bool,
+    ) -> Res<Value<R>> {
         let as_ptr = |v: Value<R>| match v {
             Value::Ptr(p) => Some(p),
             Value::Int(0) => Some(Pointer::NULL),
@@ -655,7 +718,9 @@ impl<'p, R: Real> Machine<'p, R> {
         };
         if is_cmp {
             let (Some(p), Some(q)) = (as_ptr(a), as_ptr(b)) else {
-                return Err(ErrorKind::Type("comparison of a pointer with a non-pointer".into()));
+                return Err(ErrorKind::Type(
+                    "comparison of a pointer with a non-pointer".into(),
+                ));
             };
             if !matches!(op, BinOp::Eq | BinOp::Ne) && p.alloc != q.alloc {
                 return Err(ErrorKind::Unsupported(
@@ -721,10 +786,15 @@ impl<'p, R: Real> Machine<'p, R> {
     fn init_object(&mut self, p: Pointer, ty: &'p Type, init: &'p Init) -> Res<()> {
         match init {
             Init::Expr(e) => {
-                if let (Type::Array { len, .. }, ExprKind::StrConst(s)) = (self.resolve(ty), &e.kind) {
+                if let (Type::Array { len, .. }, ExprKind::StrConst(s)) =
+                    (self.resolve(ty), &e.kind)
+                {
                     let mut bytes = unescape(s);
                     bytes.push(0);
-                    let cap = len.as_ref().and_then(|l| l.value).unwrap_or(bytes.len() as u64);
+                    let cap = len
+                        .as_ref()
+                        .and_then(|l| l.value)
+                        .unwrap_or(bytes.len() as u64);
                     bytes.truncate(cap as usize);
                     self.mem.zero(p, cap)?;
                     for (i, b) in bytes.iter().enumerate() {
@@ -755,7 +825,13 @@ impl<'p, R: Real> Machine<'p, R> {
     /// Fills the aggregate at `p` from `items[*pos..]`, with C's brace
     /// elision: a sub-aggregate not given its own braces takes as many
     /// items as it has scalars.
-    fn init_list(&mut self, p: Pointer, ty: &'p Type, items: &'p [Init], pos: &mut usize) -> Res<()> {
+    fn init_list(
+        &mut self,
+        p: Pointer,
+        ty: &'p Type,
+        items: &'p [Init],
+        pos: &mut usize,
+    ) -> Res<()> {
         let subs: Vec<(u64, &'p Type)> = match self.resolve(ty) {
             Type::Array { elem, len } => {
                 let n = len
@@ -873,7 +949,10 @@ impl<'p, R: Real> Machine<'p, R> {
                 Ok(Flow::Normal)
             }
             StmtKind::Call {
-                result, callee, args, ..
+                result,
+                callee,
+                args,
+                ..
             } => {
                 let proc = self.program.proc(*callee);
                 let v = if proc.body.is_some() {
@@ -892,7 +971,8 @@ impl<'p, R: Real> Machine<'p, R> {
                     }
                     self.call_proc(*callee, vals)?
                 } else {
-                    self.call_library(&proc.name, proc.origin, args).map_err(at)?
+                    self.call_library(&proc.name, proc.origin, args)
+                        .map_err(at)?
                 };
                 self.span = span;
                 if let Some(r) = result {
@@ -956,7 +1036,9 @@ impl<'p, R: Real> Machine<'p, R> {
                     Some(Num::Int(t)) => promote(t),
                     _ => return Err(at(ErrorKind::Type("switch on a non-integer".into()))),
                 };
-                let sel = self.to_num(sel, &selector.ty.ty, Num::Int(sel_ty)).map_err(at)?;
+                let sel = self
+                    .to_num(sel, &selector.ty.ty, Num::Int(sel_ty))
+                    .map_err(at)?;
                 let mut start = None;
                 let mut default = None;
                 'search: for (i, c) in cases.iter().enumerate() {
@@ -1001,24 +1083,41 @@ impl<'p, R: Real> Machine<'p, R> {
             StmtKind::Break => Ok(Flow::Break),
             StmtKind::Continue => Ok(Flow::Continue),
             StmtKind::Return(e) => {
-                Ok(match e {
-                    Some(e) => Flow::Return(self.eval(e).map_err(at)?, Some(&e.ty.ty)),
-                    None => Flow::Return(Value::Uninit, None),
-                })
+                let Some(e) = e else {
+                    return Ok(Flow::Return(Value::Uninit, None));
+                };
+                let v = self.eval(e).map_err(at)?;
+                if let (Type::Struct(_), Value::Ptr(src)) = (self.resolve(&e.ty.ty), v) {
+                    // Copy the struct out now: the blocks being left end
+                    // the lifetime of the variable it may live in.
+                    let size = self.size_of(&e.ty.ty);
+                    let copy = self.mem.allocate(size, AllocKind::Global, false);
+                    self.mem.copy(copy, src, size).map_err(at)?;
+                    return Ok(Flow::Return(Value::Ptr(copy), Some(&e.ty.ty)));
+                }
+                Ok(Flow::Return(v, Some(&e.ty.ty)))
             }
             StmtKind::Block(b) => self.exec_block(&b.stmts),
             StmtKind::Empty => Ok(Flow::Normal),
         }
     }
 
-    fn exec_loop(&mut self, header: &'p LoopHeader, body: &'p [Stmt]) -> Result<Flow<'p, R>, Error> {
+    fn exec_loop(
+        &mut self,
+        header: &'p LoopHeader,
+        body: &'p [Stmt],
+    ) -> Result<Flow<'p, R>, Error> {
         let mark = self.scope_mark();
         let result = self.exec_loop_inner(header, body);
         self.scope_exit(mark);
         result
     }
 
-    fn exec_loop_inner(&mut self, header: &'p LoopHeader, body: &'p [Stmt]) -> Result<Flow<'p, R>, Error> {
+    fn exec_loop_inner(
+        &mut self,
+        header: &'p LoopHeader,
+        body: &'p [Stmt],
+    ) -> Result<Flow<'p, R>, Error> {
         let (cond, step, test_first): (Option<&'p Expr>, &'p [Stmt], bool) = match header {
             LoopHeader::For { init, cond, step } => {
                 for s in init {
@@ -1071,7 +1170,10 @@ impl<'p, R: Real> Machine<'p, R> {
             Storage::Auto => {
                 let size = match self.resolve(&s.ty.ty) {
                     // A variable-length array: its length is evaluated now.
-                    Type::Array { elem, len: Some(len) } if len.value.is_none() => {
+                    Type::Array {
+                        elem,
+                        len: Some(len),
+                    } if len.value.is_none() => {
                         let n = self.eval(&len.expr)?;
                         let n = self.convert(n, &len.expr.ty.ty, &QualType::long().ty)?;
                         let n = n.as_int().unwrap_or(0).max(0) as u64;
@@ -1118,7 +1220,9 @@ impl<'p, R: Real> Machine<'p, R> {
         let mut frame = Frame::default();
         for (sym, v) in proc.params.iter().zip(args) {
             let ty = self.storage_type(*sym);
-            let p = self.mem.allocate(self.size_of(&ty), AllocKind::Local, false);
+            let p = self
+                .mem
+                .allocate(self.size_of(&ty), AllocKind::Local, false);
             frame.vars.insert(*sym, p);
             frame.locals.push(p);
             if let Err(k) = self.store(p, &ty, v, &ty) {
@@ -1143,20 +1247,19 @@ impl<'p, R: Real> Machine<'p, R> {
         returned
     }
 
-    /// Converts a returned value to the return type; a struct is copied
-    /// out of the callee's frame before the frame dies.
-    fn return_value(&mut self, v: Value<R>, from: Option<&'p Type>, ret: &'p Type) -> Result<Value<R>, Error> {
+    /// Converts a returned value to the return type.
+    fn return_value(
+        &mut self,
+        v: Value<R>,
+        from: Option<&'p Type>,
+        ret: &'p Type,
+    ) -> Result<Value<R>, Error> {
         let Some(from) = from else {
             return Ok(Value::Uninit);
         };
         if self.is_aggregate(ret) {
-            let size = self.size_of(ret);
-            let copy = self.mem.allocate(size, AllocKind::Global, false);
-            let Value::Ptr(src) = v else {
-                return Err(self.fail(ErrorKind::Type("struct return of a non-object".into())));
-            };
-            self.mem.copy(copy, src, size).map_err(|k| self.fail(k))?;
-            return Ok(Value::Ptr(copy));
+            // Already copied out by the `return` statement.
+            return Ok(v);
         }
         self.convert(v, from, ret).map_err(|k| self.fail(k))
     }
@@ -1193,7 +1296,10 @@ impl<'p, R: Real> Machine<'p, R> {
         match args.get(i).map(|a| self.eval(a)).transpose()? {
             Some(Value::Ptr(p)) => Ok(p),
             Some(Value::Int(0)) => Ok(Pointer::NULL),
-            _ => Err(ErrorKind::Type(format!("argument {} is not a pointer", i + 1))),
+            _ => Err(ErrorKind::Type(format!(
+                "argument {} is not a pointer",
+                i + 1
+            ))),
         }
     }
 
@@ -1313,7 +1419,11 @@ impl<'p, R: Real> Machine<'p, R> {
                 if bytes >= 1 << 32 {
                     return Ok(Value::Ptr(Pointer::NULL));
                 }
-                Ok(Value::Ptr(self.mem.allocate(bytes, AllocKind::Heap, name == "calloc")))
+                Ok(Value::Ptr(self.mem.allocate(
+                    bytes,
+                    AllocKind::Heap,
+                    name == "calloc",
+                )))
             }
             "free" => {
                 count(1)?;
@@ -1336,7 +1446,13 @@ impl<'p, R: Real> Machine<'p, R> {
     }
 
     /// A math function called as a procedure rather than an intrinsic.
-    fn library_math(&self, name: &str, func: MathFn, precision: Option<RealKind>, vals: Vec<(Value<R>, &Type)>) -> Res<Value<R>> {
+    fn library_math(
+        &self,
+        name: &str,
+        func: MathFn,
+        precision: Option<RealKind>,
+        vals: Vec<(Value<R>, &Type)>,
+    ) -> Res<Value<R>> {
         if vals.len() != func.arity() {
             return Err(ErrorKind::Arity {
                 name: name.to_string(),
@@ -1348,7 +1464,11 @@ impl<'p, R: Real> Machine<'p, R> {
             let (v, ty) = vals[0];
             let v = self.convert(v, ty, &QualType::long().ty)?;
             let i = v.as_int().unwrap_or(0);
-            let t = if name == "abs" { IntTy::INT } else { IntTy::LONG };
+            let t = if name == "abs" {
+                IntTy::INT
+            } else {
+                IntTy::LONG
+            };
             return Ok(Value::Int(t.normalize(t.normalize(i).wrapping_abs())));
         };
         let real_ty = Type::Real(kind);
@@ -1359,7 +1479,12 @@ impl<'p, R: Real> Machine<'p, R> {
                 _ => return Err(ErrorKind::Type("non-real math argument".into())),
             }
         }
-        Ok(Value::Real(R::math(func, kind == RealKind::Float, xs[0], xs[1])))
+        Ok(Value::Real(R::math(
+            func,
+            kind == RealKind::Float,
+            xs[0],
+            xs[1],
+        )))
     }
 }
 

@@ -7,9 +7,9 @@
 //! price is that type punning (reading a `double` as a `long`) is reported
 //! instead of reinterpreted.
 
+use super::ErrorKind;
 use super::real::Real;
 use super::value::{IntTy, Pointer, Scalar, Value};
-use super::ErrorKind;
 use crate::il::RealKind;
 use std::collections::BTreeMap;
 
@@ -144,8 +144,8 @@ impl<R: Real> Memory<R> {
         match a.cells.get(&off) {
             Some(Cell::Scalar(stored, v)) => reinterpret(*stored, ty, *v),
             Some(Cell::ZeroByte) => {
-                let all_zero = (off..off + size)
-                    .all(|b| matches!(a.cells.get(&b), Some(Cell::ZeroByte)));
+                let all_zero =
+                    (off..off + size).all(|b| matches!(a.cells.get(&b), Some(Cell::ZeroByte)));
                 if all_zero {
                     Ok(ty.zero())
                 } else {

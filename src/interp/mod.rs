@@ -281,7 +281,12 @@ impl<'p, R: Real> Machine<'p, R> {
     }
 
     /// A pointer to field `field` of the struct `strukt` at `base`.
-    pub fn field_ptr(&self, base: Value<R>, strukt: StructId, field: usize) -> Result<Value<R>, Error> {
+    pub fn field_ptr(
+        &self,
+        base: Value<R>,
+        strukt: StructId,
+        field: usize,
+    ) -> Result<Value<R>, Error> {
         let p = expect_ptr(base)?;
         let off = self.program.field_offset(strukt, field) as i64;
         Ok(Value::Ptr(p.add_bytes(off)))
@@ -327,7 +332,9 @@ impl<'p, R: Real> Machine<'p, R> {
                 let q = self.elem_ptr(at, elem, i as i64)?;
                 match self.read(q, elem)? {
                     Value::Real(r) => Ok(r),
-                    other => Err(ErrorKind::Type(format!("expected a real, found {other:?}")).into()),
+                    other => {
+                        Err(ErrorKind::Type(format!("expected a real, found {other:?}")).into())
+                    }
                 }
             })
             .collect()
@@ -340,7 +347,9 @@ impl<'p, R: Real> Machine<'p, R> {
                 let q = self.elem_ptr(at, elem, i as i64)?;
                 match self.read(q, elem)? {
                     Value::Int(v) => Ok(v),
-                    other => Err(ErrorKind::Type(format!("expected an integer, found {other:?}")).into()),
+                    other => {
+                        Err(ErrorKind::Type(format!("expected an integer, found {other:?}")).into())
+                    }
                 }
             })
             .collect()

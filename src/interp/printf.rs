@@ -151,7 +151,9 @@ pub fn format(
                         alloc: 0,
                         offset: i,
                     },
-                    PrintArg::Real(_) => return Err(ErrorKind::Printf("%p needs a pointer".into())),
+                    PrintArg::Real(_) => {
+                        return Err(ErrorKind::Printf("%p needs a pointer".into()));
+                    }
                 };
                 let text = if p.is_null() {
                     "(nil)".to_string()
@@ -192,7 +194,9 @@ fn read_number(chars: &mut std::iter::Peekable<std::str::Chars>) -> usize {
 fn int_arg(a: PrintArg) -> Result<i64, ErrorKind> {
     match a {
         PrintArg::Int(i) => Ok(i),
-        _ => Err(ErrorKind::Printf("integer conversion of a non-integer".into())),
+        _ => Err(ErrorKind::Printf(
+            "integer conversion of a non-integer".into(),
+        )),
     }
 }
 
@@ -250,7 +254,11 @@ fn format_real(v: f64, conv: char, spec: &Spec) -> String {
     let a = v.abs();
     if !a.is_finite() {
         let t = if a.is_nan() { "nan" } else { "inf" };
-        let t = if upper { t.to_uppercase() } else { t.to_string() };
+        let t = if upper {
+            t.to_uppercase()
+        } else {
+            t.to_string()
+        };
         return pad_number(sign, "", &t, spec, false);
     }
     let (prefix, body) = match conv.to_ascii_lowercase() {
@@ -260,7 +268,11 @@ fn format_real(v: f64, conv: char, spec: &Spec) -> String {
         _ => ("0x", hex(a, spec.precision)),
     };
     let body = if upper { body.to_uppercase() } else { body };
-    let prefix = if upper { prefix.to_uppercase() } else { prefix.to_string() };
+    let prefix = if upper {
+        prefix.to_uppercase()
+    } else {
+        prefix.to_string()
+    };
     pad_number(sign, &prefix, &body, spec, true)
 }
 

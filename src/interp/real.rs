@@ -56,6 +56,10 @@ mod libm {
     use std::os::raw::c_int;
     unsafe extern "C" {
         pub fn sqrt(x: f64) -> f64;
+        // Rust's compiler-builtins defines its own `cbrt` and `cbrtf`,
+        // which the linker prefers to glibc's: call glibc's through its
+        // `_Float64` / `_Float32` aliases (same implementation as C's).
+        #[link_name = "cbrtf64"]
         pub fn cbrt(x: f64) -> f64;
         pub fn exp(x: f64) -> f64;
         pub fn exp2(x: f64) -> f64;
@@ -94,6 +98,7 @@ mod libm {
         pub fn copysign(x: f64, y: f64) -> f64;
 
         pub fn sqrtf(x: f32) -> f32;
+        #[link_name = "cbrtf32"]
         pub fn cbrtf(x: f32) -> f32;
         pub fn expf(x: f32) -> f32;
         pub fn exp2f(x: f32) -> f32;
@@ -278,8 +283,8 @@ pub fn digamma(x: f64) -> f64 {
         x += 1.0;
     }
     let f = 1.0 / (x * x);
-    let series = f
-        * (1.0 / 12.0 - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f / 132.0))));
+    let series =
+        f * (1.0 / 12.0 - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f / 132.0))));
     result + x.ln() - 0.5 / x - series
 }
 
