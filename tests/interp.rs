@@ -1065,3 +1065,354 @@ fn dual_tangent_of_a_small_program() {
     let primal: f64 = xs.iter().map(|x| x.sin() * x * x).fold(0.0, |a, b| a + b);
     assert_eq!(r.value(), primal);
 }
+
+// ---------------------------------------------------------------------------
+// Whole C programs: the interpreter's output equals the compiled program's.
+// ---------------------------------------------------------------------------
+
+/// Runs `main` of a C file in the interpreter and as compiled by `cc -O0`,
+/// and compares what they print (results are printed with `%a`, so the
+/// comparison is bit for bit).
+fn check_c_program(name: &str) {
+    let source = C_PROGRAMS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, source).unwrap();
+    let expected = run_c(source);
+    let loaded = match aioli::front::load(&path, &Default::default()) {
+        Ok(l) => l,
+        Err((sources, d)) => panic!("{name}: front end: {d:?} {}", sources.location(d.span)),
+    };
+    let mut m = Machine::<f64>::new(&loaded.program, Config { fuel: 10_000_000 }).unwrap();
+    match m.call("main", vec![]) {
+        Ok(_) => {}
+        Err(e) if e.kind == ErrorKind::Exit(0) => {}
+        Err(e) => panic!(
+            "{name}: {e} at {}\noutput so far:\n{}",
+            loaded.sources.location(e.span),
+            m.output()
+        ),
+    }
+    assert_eq!(m.output(), expected, "{name}");
+}
+
+/// The C programs, by file name.
+const C_PROGRAMS: &[(&str, &str)] = &[
+    (
+        "exitcode.c",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+int main(void) {
+    double s = 0;
+    for (int i = 1; i < 100; i++) {
+        s += 1.0 / (i * i);
+        if (s > 1.6) { printf("%a %d\n", s, i); exit(0); }
+    }
+    printf("never\n");
+    return 1;
+}
+"#,
+    ),
+    (
+        "formats.c",
+        r#"#include <stdio.h>
+int main(void) {
+    double v[5] = {0.1, 123456789.0, 1e-7, -2.5, 100.0};
+    for (int i = 0; i < 5; i++)
+        printf("%g|%.17g|%e|%f|%10.3f|%-12.4e|\n", v[i], v[i], v[i], v[i], v[i], v[i]);
+    fprintf(stdout, "%s=%5d|%-4x|%c\n", "val", 42, 255, 'Q');
+    puts("done");
+    return 0;
+}
+"#,
+    ),
+    (
+        "globals.c",
+        r#"#include <stdio.h>
+double scale = 2.5;
+int counts[4];
+static double table[3] = {1.5, -2.0};
+int next(void) { static int k = 100; int r = k; k++; return r; }
+void bump(int i) { counts[i % 4] += i; }
+int main(void) {
+    for (int i = 0; i < 10; i++) bump(i);
+    next(); next();
+    table[2] = scale * table[0];
+    printf("%d %d %d %d %d %a\n", counts[0], counts[1], counts[2], counts[3], next(), table[2]);
+    return 0;
+}
+"#,
+    ),
+    (
+        "heap.c",
+        r#"#include <stdio.h>
+#include <stdlib.h>
+double *make(int n) {
+    double *v = (double *)malloc(n * sizeof(double));
+    for (int i = 0; i < n; i++) v[i] = 1.0 / (i + 1);
+    return v;
+}
+int main(void) {
+    int n = 6;
+    double *v = make(n);
+    int *c = calloc(n, sizeof(int));
+    double s = 0;
+    for (int i = 0; i < n; i++) { s += v[i]; c[i] += i * i; }
+    free(v);
+    printf("%a %d\n", s, c[5]);
+    free(c);
+    return 0;
+}
+"#,
+    ),
+    (
+        "intdiv.c",
+        r#"#include <stdio.h>
+int main(void) {
+    int a[] = {7, -7, 13, -13};
+    int b[] = {2, -2, 5, -5};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            printf("%d %d ", a[i] / b[j], a[i] % b[j]);
+    unsigned u = 7;
+    printf("\n%u %d %d %ld\n", u - 10, -7 >> 1, 1 << 30, 3000000000L / -7);
+    return 0;
+}
+"#,
+    ),
+    (
+        "logic.c",
+        r#"#include <stdio.h>
+int calls = 0;
+int check(int v) { calls++; return v > 2; }
+int main(void) {
+    int r = 0;
+    for (int i = 0; i < 6; i++) {
+        int t = check(i);
+        if (i > 3 && t) r += 1;
+        if (i < 1 || t) r += 10;
+        r += (i % 2 == 0) ? 100 : -100;
+        r += !i;
+    }
+    double x = 3.0;
+    x *= 1.5; x -= 0.25; x /= 3;
+    int j = 10; j <<= 2; j |= 3; j ^= 5; j &= 0x3c; j %= 7;
+    char c = 'a'; c += 2;
+    printf("%d %d %a %d %c %d\n", r, calls, x, j, c, c);
+    return 0;
+}
+"#,
+    ),
+    (
+        "loops.c",
+        r#"#include <stdio.h>
+double poly(const double *a, int n, double x) {
+    double s = 0.0;
+    for (int i = n - 1; i >= 0; i--) s = s * x + a[i];
+    return s;
+}
+int collatz(int n) {
+    int steps = 0;
+    while (n != 1) {
+        if (n % 2 == 0) n /= 2; else n = 3 * n + 1;
+        steps++;
+    }
+    return steps;
+}
+int main(void) {
+    double a[5] = {1.0, -0.5, 0.25, 0.125, -0.0625};
+    int k = 0;
+    do { k += 3; if (k == 9) continue; if (k > 20) break; } while (k < 100);
+    printf("%a %a %d %d\n", poly(a, 5, 0.3), poly(a, 3, -1.7), collatz(27), k);
+    return 0;
+}
+"#,
+    ),
+    (
+        "mathfns.c",
+        r#"#include <stdio.h>
+#include <math.h>
+int main(void) {
+    double x = 0.7, y = 2.3;
+    printf("%a %a %a %a %a %a\n", sin(x) * cos(y), exp(x) - log(y), pow(y, x), atan2(x, y), hypot(x, y), sqrt(y));
+    printf("%a %a %a %a %a %a\n", tanh(x), erf(x), lgamma(y), tgamma(x), cbrt(y), fmod(y, x));
+    printf("%a %a %a %a %a\n", floor(-y), ceil(y), fabs(-x), fmin(x, y), sinf(0.3f));
+    return 0;
+}
+"#,
+    ),
+    (
+        "matrix.c",
+        r#"#include <stdio.h>
+#define N 3
+void matmul(double a[N][N], double b[N][N], double c[N][N]) {
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < N; j++) {
+            c[i][j] = 0;
+            for (int k = 0; k < N; k++) c[i][j] += a[i][k] * b[k][j];
+        }
+}
+int main(void) {
+    double a[N][N] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 10}};
+    double b[N][N] = {{0.5, 0, 0}, {0, 0.25, 0}, {0.1, 0, 1}};
+    double c[N][N];
+    matmul(a, b, c);
+    for (int i = 0; i < N; i++) printf("%a %a %a\n", c[i][0], c[i][1], c[i][2]);
+    return 0;
+}
+"#,
+    ),
+    (
+        "mixed.c",
+        r#"#include <stdio.h>
+float f(float a, double b) { float t = a * a; return t / 3 + b; }
+int main(void) {
+    float x = 0.1f;
+    double y = 0.1;
+    float z = f(x, y);
+    double w = z * y + x;
+    int i = (int)(w * 1000);
+    printf("%a %a %d %a\n", (double)z, w, i, x + y);
+    return 0;
+}
+"#,
+    ),
+    (
+        "newton.c",
+        r#"#include <stdio.h>
+#include <math.h>
+double f(double x) { return x * x * x - 2 * x - 5; }
+double df(double x) { return 3 * x * x - 2; }
+double newton(double x0, int *iters) {
+    double x = x0;
+    for (*iters = 0; *iters < 50; (*iters)++) {
+        double dx = f(x) / df(x);
+        x -= dx;
+        if (fabs(dx) < 1e-15) break;
+    }
+    return x;
+}
+int main(void) {
+    int it;
+    double r = newton(2.0, &it);
+    printf("%a %d\n", r, it);
+    return 0;
+}
+"#,
+    ),
+    (
+        "ptrarith.c",
+        r#"#include <stdio.h>
+void axpy(int n, double a, const double *x, double *y) {
+    const double *end = x + n;
+    while (x < end) { *y += a * *x; x++; y++; }
+}
+int main(void) {
+    double x[4] = {1, 2, 3, 4}, y[4] = {0.5, 0.25, 0.125, 0.0625};
+    axpy(2, 0.3, &x[1], y + 2);
+    double *p = &y[3];
+    long d = p - y;
+    printf("%a %a %a %a %ld\n", y[0], y[1], y[2], y[3], d);
+    return 0;
+}
+"#,
+    ),
+    (
+        "recursion.c",
+        r#"#include <stdio.h>
+double power(double x, int n) {
+    if (n == 0) return 1.0;
+    if (n < 0) return 1.0 / power(x, -n);
+    double h = power(x, n / 2);
+    return n % 2 ? h * h * x : h * h;
+}
+int ack(int m, int n) {
+    if (m == 0) return n + 1;
+    if (n == 0) return ack(m - 1, 1);
+    return ack(m - 1, ack(m, n - 1));
+}
+int main(void) {
+    printf("%a %a %d\n", power(1.1, 13), power(0.7, -5), ack(2, 3));
+    return 0;
+}
+"#,
+    ),
+    (
+        "structs.c",
+        r#"#include <stdio.h>
+typedef struct { double x, y; int id; } Point;
+typedef struct { Point p[3]; double w; } Tri;
+Point mid(Point a, Point b) { Point m; m.x = (a.x + b.x) / 2; m.y = (a.y + b.y) / 2; m.id = a.id + b.id; return m; }
+void shift(Point *p, double dx) { p->x += dx; (*p).y -= dx; }
+double area(const Tri *t) {
+    return 0.5 * ((t->p[1].x - t->p[0].x) * (t->p[2].y - t->p[0].y) - (t->p[2].x - t->p[0].x) * (t->p[1].y - t->p[0].y));
+}
+int main(void) {
+    Point a = {1.0, 2.0, 1}, b = {3.5, -1.25, 2};
+    Point m = mid(a, b);
+    shift(&m, 0.1);
+    Tri t;
+    t.p[0] = a; t.p[1] = b; t.p[2] = m; t.w = 2.0;
+    Tri u = t;
+    shift(&u.p[2], 1.0);
+    printf("%a %a %d %a %a\n", m.x, m.y, m.id, area(&t), area(&u));
+    return 0;
+}
+"#,
+    ),
+    (
+        "switch.c",
+        r#"#include <stdio.h>
+int classify(int c) {
+    int r = 0;
+    switch (c) {
+    case 0:
+    case 1: r += 1;
+    case 2: r += 10; break;
+    case 3: { r = 100; }
+    default: r += 1000;
+    case 7: r += 5;
+    }
+    return r;
+}
+int main(void) {
+    for (int i = -1; i < 9; i++) printf("%d ", classify(i));
+    printf("\n");
+    return 0;
+}
+"#,
+    ),
+];
+
+macro_rules! c_program_tests {
+    ($($test:ident => $file:literal,)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check_c_program($file);
+            }
+        )*
+    };
+}
+
+c_program_tests! {
+    c_loops => "loops.c",
+    c_switch_fall_through => "switch.c",
+    c_recursion => "recursion.c",
+    c_structs_by_value_and_pointer => "structs.c",
+    c_malloc_calloc_free => "heap.c",
+    c_pointer_arithmetic => "ptrarith.c",
+    c_float_and_double_mixed => "mixed.c",
+    c_integer_division_of_negatives => "intdiv.c",
+    c_math_functions => "mathfns.c",
+    c_globals_and_statics => "globals.c",
+    c_two_dimensional_arrays => "matrix.c",
+    c_logic_and_compound_assignment => "logic.c",
+    c_printf_formats => "formats.c",
+    c_newton_through_pointer_counter => "newton.c",
+    c_exit => "exitcode.c",
+}
