@@ -55,10 +55,7 @@ fn post_inc(x: ast::Expr) -> ast::Expr {
 
 fn specs(bs: &[B]) -> ast::DeclSpecs {
     ast::DeclSpecs {
-        items: bs
-            .iter()
-            .map(|b| DeclSpec::Type(ast::TypeSpecifier::Basic(*b, sp())))
-            .collect(),
+        items: bs.iter().map(|b| DeclSpec::Type(ast::TypeSpecifier::Basic(*b, sp()))).collect(),
         span: sp(),
     }
 }
@@ -147,12 +144,7 @@ fn compound(items: Vec<ast::Stmt>) -> ast::Compound {
         span: sp(),
     }
 }
-fn func(
-    ret: ast::DeclSpecs,
-    name: &str,
-    params: Vec<ast::ParamDecl>,
-    body: Vec<ast::Stmt>,
-) -> ast::ExternalDecl {
+fn func(ret: ast::DeclSpecs, name: &str, params: Vec<ast::ParamDecl>, body: Vec<ast::Stmt>) -> ast::ExternalDecl {
     ast::ExternalDecl::Function(ast::FunctionDef {
         specs: ret,
         declarator: dfun(name, params, false),
@@ -194,50 +186,22 @@ fn system_decls() -> Vec<ast::ExternalDecl> {
     };
     let ulong = || specs(&[B::Unsigned, B::Long]);
     let mut const_char = specs(&[B::Char]);
-    const_char
-        .items
-        .insert(0, DeclSpec::Qualifier(ast::Qualifier::Const, sp()));
+    const_char.items.insert(0, DeclSpec::Qualifier(ast::Qualifier::Const, sp()));
     vec![
+        sys(decl(double(), dfun("sin", vec![param(double(), dname("x"))], false), None)),
         sys(decl(
             double(),
-            dfun("sin", vec![param(double(), dname("x"))], false),
-            None,
-        )),
-        sys(decl(
-            double(),
-            dfun(
-                "pow",
-                vec![param(double(), dname("x")), param(double(), dname("y"))],
-                false,
-            ),
+            dfun("pow", vec![param(double(), dname("x")), param(double(), dname("y"))], false),
             None,
         )),
         sys(void_ptr("malloc", vec![param(ulong(), dname("n"))])),
-        sys(void_ptr(
-            "calloc",
-            vec![param(ulong(), dname("n")), param(ulong(), dname("s"))],
-        )),
+        sys(void_ptr("calloc", vec![param(ulong(), dname("n")), param(ulong(), dname("s"))])),
         sys(void_ptr(
             "realloc",
-            vec![
-                param(specs(&[B::Void]), dptr(dname("p"))),
-                param(ulong(), dname("n")),
-            ],
+            vec![param(specs(&[B::Void]), dptr(dname("p"))), param(ulong(), dname("n"))],
         )),
-        sys(decl(
-            specs(&[B::Void]),
-            dfun(
-                "free",
-                vec![param(specs(&[B::Void]), dptr(dname("p")))],
-                false,
-            ),
-            None,
-        )),
-        sys(decl(
-            int_t(),
-            dfun("printf", vec![param(const_char, dptr(dname("f")))], true),
-            None,
-        )),
+        sys(decl(specs(&[B::Void]), dfun("free", vec![param(specs(&[B::Void]), dptr(dname("p")))], false), None)),
+        sys(decl(int_t(), dfun("printf", vec![param(const_char, dptr(dname("f")))], true), None)),
     ]
 }
 
@@ -311,21 +275,13 @@ fn items_and_system_procedures() {
     let f = p.proc(p.proc_by_name("f").unwrap());
     assert_eq!(f.origin, ProcOrigin::User);
     assert_eq!(p.sym(f.params[0]).kind, SymKind::Param);
-    assert_eq!(
-        p.scopes[f.body.as_ref().unwrap().scope.index()].parent,
-        Some(f.scope)
-    );
+    assert_eq!(p.scopes[f.body.as_ref().unwrap().scope.index()].parent, Some(f.scope));
 }
 
 #[test]
 fn intrinsic_and_temp_split() {
     // double f(double x) { double y; y = 2*g(x) + sin(x); return y; }
-    let g = func(
-        double(),
-        "g",
-        vec![param(double(), dname("x"))],
-        vec![ret(id("x"))],
-    );
+    let g = func(double(), "g", vec![param(double(), dname("x"))], vec![ret(id("x"))]);
     let rhs = bin(
         BinaryOp::Add,
         bin(BinaryOp::Mul, int("2"), call("g", vec![id("x")])),
@@ -341,27 +297,14 @@ fn intrinsic_and_temp_split() {
     ]);
     let b = body(&p, "f");
     assert_eq!(b.len(), 5, "{b:#?}");
-    let StmtKind::Decl { vars, .. } = &b[1].kind else {
-        panic!()
-    };
+    let StmtKind::Decl { vars, .. } = &b[1].kind else { panic!() };
     let tmp = vars[0].sym;
     assert_eq!(p.sym(tmp).kind, SymKind::Temp);
     assert_eq!(p.sym(tmp).name, "aioli_tmp");
-    assert!(
-        matches!(&b[2].kind, StmtKind::Call { result: Some(Expr { kind: ExprKind::Var(v), .. }), .. } if *v == tmp)
-    );
-    let StmtKind::Assign {
-        rhs,
-        sugar: AssignSugar::Plain,
-        ..
-    } = &b[3].kind
-    else {
-        panic!()
-    };
+    assert!(matches!(&b[2].kind, StmtKind::Call { result: Some(Expr { kind: ExprKind::Var(v), .. }), .. } if *v == tmp));
+    let StmtKind::Assign { rhs, sugar: AssignSugar::Plain, .. } = &b[3].kind else { panic!() };
     assert_eq!(rhs.ty, QualType::double());
-    let ExprKind::Binary { rhs: s, .. } = &rhs.kind else {
-        panic!()
-    };
+    let ExprKind::Binary { rhs: s, .. } = &rhs.kind else { panic!() };
     assert!(matches!(&s.kind, ExprKind::Intrinsic { call, .. } if call.func == MathFn::Sin));
     // Statement ids are 0..n in order.
     let ids: Vec<u32> = b.iter().map(|s| s.id.0).collect();
@@ -371,12 +314,7 @@ fn intrinsic_and_temp_split() {
 
 #[test]
 fn call_forms() {
-    let g = func(
-        double(),
-        "g",
-        vec![param(double(), dname("x"))],
-        vec![ret(id("x"))],
-    );
+    let g = func(double(), "g", vec![param(double(), dname("x"))], vec![ret(id("x"))]);
     let p = ok(vec![
         g,
         f_of_x(vec![
@@ -388,22 +326,8 @@ fn call_forms() {
     ]);
     let b = body(&p, "f");
     assert!(matches!(&b[0].kind, StmtKind::Decl { vars, .. } if vars[0].init.is_none()));
-    assert!(matches!(
-        &b[1].kind,
-        StmtKind::Call {
-            result: Some(_),
-            decl_init: true,
-            ..
-        }
-    ));
-    assert!(matches!(
-        &b[2].kind,
-        StmtKind::Call {
-            result: Some(_),
-            decl_init: false,
-            ..
-        }
-    ));
+    assert!(matches!(&b[1].kind, StmtKind::Call { result: Some(_), decl_init: true, .. }));
+    assert!(matches!(&b[2].kind, StmtKind::Call { result: Some(_), decl_init: false, .. }));
     assert!(matches!(&b[3].kind, StmtKind::Call { result: None, .. }));
 }
 
@@ -414,63 +338,19 @@ fn increments_and_compound() {
         ds(decl(int_t(), dname("i"), Some(int("0")))),
         ds(decl(double(), darr(dname("a"), Some(int("10"))), None)),
         es(assign(index(id("a"), post_inc(id("i"))), id("x"))),
-        es(e(ast::ExprKind::Assign(
-            Some(BinaryOp::Add),
-            bx(id("i")),
-            bx(int("2")),
-        ))),
+        es(e(ast::ExprKind::Assign(Some(BinaryOp::Add), bx(id("i")), bx(int("2"))))),
         es(e(ast::ExprKind::PreInc(bx(id("i"))))),
         ret(index(id("a"), int("0"))),
     ])]);
     let b = body(&p, "f");
-    let StmtKind::Decl { vars, .. } = &b[1].kind else {
-        panic!()
-    };
+    let StmtKind::Decl { vars, .. } = &b[1].kind else { panic!() };
     let a = p.sym(vars[0].sym);
-    assert!(matches!(
-        &a.ty.ty,
-        Type::Array {
-            len: Some(ArrayLen {
-                value: Some(10),
-                ..
-            }),
-            ..
-        }
-    ));
-    assert!(matches!(
-        &b[2].kind,
-        StmtKind::Assign {
-            lhs: Expr {
-                kind: ExprKind::Index { .. },
-                ..
-            },
-            sugar: AssignSugar::Plain,
-            ..
-        }
-    ));
-    assert!(matches!(
-        &b[3].kind,
-        StmtKind::Assign {
-            sugar: AssignSugar::Increment,
-            ..
-        }
-    ));
-    let StmtKind::Assign {
-        rhs,
-        sugar: AssignSugar::Compound(BinOp::Add),
-        ..
-    } = &b[4].kind
-    else {
-        panic!("{:?}", b[4])
-    };
+    assert!(matches!(&a.ty.ty, Type::Array { len: Some(ArrayLen { value: Some(10), .. }), .. }));
+    assert!(matches!(&b[2].kind, StmtKind::Assign { lhs: Expr { kind: ExprKind::Index { .. }, .. }, sugar: AssignSugar::Plain, .. }));
+    assert!(matches!(&b[3].kind, StmtKind::Assign { sugar: AssignSugar::Increment, .. }));
+    let StmtKind::Assign { rhs, sugar: AssignSugar::Compound(BinOp::Add), .. } = &b[4].kind else { panic!("{:?}", b[4]) };
     assert!(matches!(rhs.kind, ExprKind::Binary { op: BinOp::Add, .. }));
-    assert!(matches!(
-        &b[5].kind,
-        StmtKind::Assign {
-            sugar: AssignSugar::Increment,
-            ..
-        }
-    ));
+    assert!(matches!(&b[5].kind, StmtKind::Assign { sugar: AssignSugar::Increment, .. }));
 }
 
 #[test]
@@ -478,24 +358,14 @@ fn chained_assignment_and_comma() {
     let p = ok(vec![f_of_x(vec![
         ds(decl(double(), dname("y"), None)),
         es(assign(id("y"), assign(id("x"), flt("0.0")))),
-        es(e(ast::ExprKind::Comma(
-            bx(assign(id("x"), flt("1.0"))),
-            bx(assign(id("y"), flt("2.0"))),
-        ))),
+        es(e(ast::ExprKind::Comma(bx(assign(id("x"), flt("1.0"))), bx(assign(id("y"), flt("2.0")))))),
         ret(id("y")),
     ])]);
     let b = body(&p, "f");
     let names: Vec<String> = b
         .iter()
         .filter_map(|s| match &s.kind {
-            StmtKind::Assign {
-                lhs:
-                    Expr {
-                        kind: ExprKind::Var(v),
-                        ..
-                    },
-                ..
-            } => Some(p.sym(*v).name.clone()),
+            StmtKind::Assign { lhs: Expr { kind: ExprKind::Var(v), .. }, .. } => Some(p.sym(*v).name.clone()),
             _ => None,
         })
         .collect();
@@ -512,10 +382,7 @@ fn malloc_calloc_free() {
         declarator: ast::Declarator {
             kind: DK::Pointer {
                 qualifiers: vec![],
-                inner: Box::new(ast::Declarator {
-                    kind: DK::Abstract,
-                    span: sp(),
-                }),
+                inner: Box::new(ast::Declarator { kind: DK::Abstract, span: sp() }),
             },
             span: sp(),
         },
@@ -523,18 +390,12 @@ fn malloc_calloc_free() {
     };
     let sizeof_double = e(ast::ExprKind::SizeofType(Box::new(ast::TypeName {
         specs: double(),
-        declarator: ast::Declarator {
-            kind: DK::Abstract,
-            span: sp(),
-        },
+        declarator: ast::Declarator { kind: DK::Abstract, span: sp() },
         span: sp(),
     })));
     let m = e(ast::ExprKind::Cast(
         Box::new(tn),
-        bx(call(
-            "malloc",
-            vec![bin(BinaryOp::Mul, id("n"), sizeof_double.clone())],
-        )),
+        bx(call("malloc", vec![bin(BinaryOp::Mul, id("n"), sizeof_double.clone())])),
     ));
     let p = ok(vec![func(
         specs(&[B::Void]),
@@ -543,36 +404,18 @@ fn malloc_calloc_free() {
         vec![
             ds(decl(double(), dptr(dname("w")), Some(m))),
             ds(decl(double(), dptr(dname("z")), None)),
-            es(assign(
-                id("z"),
-                call("calloc", vec![id("n"), sizeof_double]),
-            )),
+            es(assign(id("z"), call("calloc", vec![id("n"), sizeof_double]))),
             es(call("free", vec![id("w")])),
         ],
     )]);
     let b = body(&p, "f");
-    let StmtKind::Alloc {
-        elem,
-        count,
-        zeroed: false,
-        form: AllocForm::Malloc { cast: Some(_), .. },
-        decl_init: true,
-        ..
-    } = &b[1].kind
+    let StmtKind::Alloc { elem, count, zeroed: false, form: AllocForm::Malloc { cast: Some(_), .. }, decl_init: true, .. } = &b[1].kind
     else {
         panic!("{:#?}", b[1])
     };
     assert_eq!(*elem, QualType::double());
     assert!(matches!(count.kind, ExprKind::Var(_)));
-    assert!(matches!(
-        &b[3].kind,
-        StmtKind::Alloc {
-            zeroed: true,
-            form: AllocForm::Calloc { .. },
-            decl_init: false,
-            ..
-        }
-    ));
+    assert!(matches!(&b[3].kind, StmtKind::Alloc { zeroed: true, form: AllocForm::Calloc { .. }, decl_init: false, .. }));
     assert!(matches!(&b[4].kind, StmtKind::Free { .. }));
 }
 
@@ -584,29 +427,19 @@ fn malloc_inside_expression_is_rejected() {
         vec![param(int_t(), dname("n"))],
         vec![es(call("g", vec![call("malloc", vec![id("n")])]))],
     )]);
-    assert!(
-        d.message.contains("undeclared function 'g'"),
-        "{}",
-        d.message
-    );
+    assert!(d.message.contains("undeclared function 'g'"), "{}", d.message);
     let d = fails(vec![func(
         specs(&[B::Void]),
         "f",
         vec![param(specs(&[B::Void]), dptr(dname("p")))],
-        vec![es(assign(
-            id("p"),
-            call("realloc", vec![id("p"), int("8")]),
-        ))],
+        vec![es(assign(id("p"), call("realloc", vec![id("p"), int("8")])))],
     )]);
     assert_eq!(d.message, "realloc is not supported");
 }
 
 #[test]
 fn undeclared_identifier_is_located() {
-    let d = fails(vec![f_of_x(vec![ret(e_at(
-        ast::ExprKind::Ident("zz".into()),
-        42,
-    ))])]);
+    let d = fails(vec![f_of_x(vec![ret(e_at(ast::ExprKind::Ident("zz".into()), 42))])]);
     assert_eq!(d.message, "use of undeclared identifier 'zz'");
     assert_eq!(d.span, at(42));
 }
@@ -614,25 +447,12 @@ fn undeclared_identifier_is_located() {
 #[test]
 fn side_effect_in_loop_condition_is_rejected() {
     let g = func(int_t(), "g", vec![], vec![ret(int("0"))]);
-    let cond = bin(
-        BinaryOp::Lt,
-        e_at(ast::ExprKind::Call(bx(id("g")), vec![]), 7),
-        int("3"),
-    );
-    let d = fails(vec![
-        g,
-        f_of_x(vec![
-            st(ast::StmtKind::While {
-                cond,
-                body: Box::new(st(ast::StmtKind::Expr(None))),
-            }),
-            ret(id("x")),
-        ]),
-    ]);
-    assert_eq!(
-        d.message,
-        "a call to 'g' inside a loop condition is not supported"
-    );
+    let cond = bin(BinaryOp::Lt, e_at(ast::ExprKind::Call(bx(id("g")), vec![]), 7), int("3"));
+    let d = fails(vec![g, f_of_x(vec![
+        st(ast::StmtKind::While { cond, body: Box::new(st(ast::StmtKind::Expr(None))) }),
+        ret(id("x")),
+    ])]);
+    assert_eq!(d.message, "a call to 'g' inside a loop condition is not supported");
     assert_eq!(d.span, at(7));
 }
 
@@ -647,53 +467,36 @@ fn side_effect_in_and_rhs_is_rejected() {
         }),
         ret(id("x")),
     ])]);
-    assert!(
-        d.message.contains("inside the right operand of &&"),
-        "{}",
-        d.message
-    );
+    assert!(d.message.contains("inside the right operand of &&"), "{}", d.message);
 }
 
 #[test]
 fn call_in_if_condition_is_split_before() {
     let g = func(int_t(), "g", vec![], vec![ret(int("0"))]);
-    let p = ok(vec![
-        g,
-        f_of_x(vec![
-            st(ast::StmtKind::If {
-                cond: bin(BinaryOp::Gt, call("g", vec![]), int("0")),
-                then: Box::new(ret(id("x"))),
-                other: None,
-            }),
-            ret(flt("1e-3f")),
-        ]),
-    ]);
+    let p = ok(vec![g, f_of_x(vec![
+        st(ast::StmtKind::If {
+            cond: bin(BinaryOp::Gt, call("g", vec![]), int("0")),
+            then: Box::new(ret(id("x"))),
+            other: None,
+        }),
+        ret(flt("1e-3f")),
+    ])]);
     let b = body(&p, "f");
     assert!(matches!(b[0].kind, StmtKind::Decl { .. }));
     assert!(matches!(b[1].kind, StmtKind::Call { .. }));
-    let StmtKind::If { then, .. } = &b[2].kind else {
-        panic!()
-    };
+    let StmtKind::If { then, .. } = &b[2].kind else { panic!() };
     assert_eq!(then.stmts.len(), 1);
-    let StmtKind::Return(Some(r)) = &b[3].kind else {
-        panic!()
-    };
+    let StmtKind::Return(Some(r)) = &b[3].kind else { panic!() };
     assert_eq!(r.ty.ty, Type::Real(RealKind::Float));
 }
 
 #[test]
 fn rejections_name_the_construct() {
-    let goto = fails(vec![f_of_x(vec![st_at(
-        ast::StmtKind::Goto("l".into()),
-        9,
-    )])]);
+    let goto = fails(vec![f_of_x(vec![st_at(ast::StmtKind::Goto("l".into()), 9)])]);
     assert_eq!(goto.message, "goto is not supported");
     assert_eq!(goto.span, at(9));
     let union = fails(vec![ast::ExternalDecl::Declaration(decl(
-        ast::DeclSpecs {
-            items: vec![DeclSpec::Type(ast::TypeSpecifier::Union(at(3)))],
-            span: sp(),
-        },
+        ast::DeclSpecs { items: vec![DeclSpec::Type(ast::TypeSpecifier::Union(at(3)))], span: sp() },
         dname("u"),
         None,
     ))]);
@@ -702,31 +505,14 @@ fn rejections_name_the_construct() {
     // double (*fp)(double);
     let fp = ast::Declarator {
         kind: DK::Function {
-            inner: Box::new(ast::Declarator {
-                kind: DK::Paren(Box::new(dptr(dname("fp")))),
-                span: sp(),
-            }),
-            params: vec![param(
-                double(),
-                ast::Declarator {
-                    kind: DK::Abstract,
-                    span: sp(),
-                },
-            )],
+            inner: Box::new(ast::Declarator { kind: DK::Paren(Box::new(dptr(dname("fp")))), span: sp() }),
+            params: vec![param(double(), ast::Declarator { kind: DK::Abstract, span: sp() })],
             variadic: false,
         },
         span: sp(),
     };
-    let d = fails(vec![ast::ExternalDecl::Declaration(decl(
-        double(),
-        fp,
-        None,
-    ))]);
-    assert!(
-        d.message.contains("function pointers are not supported"),
-        "{}",
-        d.message
-    );
+    let d = fails(vec![ast::ExternalDecl::Declaration(decl(double(), fp, None))]);
+    assert!(d.message.contains("function pointers are not supported"), "{}", d.message);
     let vla = fails(vec![func(
         specs(&[B::Void]),
         "f",
@@ -739,32 +525,15 @@ fn rejections_name_the_construct() {
         dfun("v", vec![param(int_t(), dname("n"))], true),
         None,
     ))]);
-    assert_eq!(
-        variadic.message,
-        "user-defined variadic functions are not supported"
-    );
-    let s = fails(vec![f_of_x(vec![
-        es(call(
-            "printf",
-            vec![e(ast::ExprKind::StrLit(vec!["\"a\"".into()]))],
-        )),
-        ret(e(ast::ExprKind::StrLit(vec!["\"a\"".into()]))),
-    ])]);
-    assert!(
-        s.message.starts_with("string literals are only supported"),
-        "{}",
-        s.message
-    );
+    assert_eq!(variadic.message, "user-defined variadic functions are not supported");
+    let s = fails(vec![f_of_x(vec![es(call("printf", vec![e(ast::ExprKind::StrLit(vec!["\"a\"".into()]))])), ret(e(ast::ExprKind::StrLit(vec!["\"a\"".into()])))])]);
+    assert!(s.message.starts_with("string literals are only supported"), "{}", s.message);
 }
 
 #[test]
 fn argument_count_is_checked() {
     let d = fails(vec![f_of_x(vec![ret(call("pow", vec![id("x")]))])]);
-    assert!(
-        d.message.contains("wrong number of arguments"),
-        "{}",
-        d.message
-    );
+    assert!(d.message.contains("wrong number of arguments"), "{}", d.message);
 }
 
 #[test]
@@ -775,35 +544,23 @@ fn return_checks() {
 
 #[test]
 fn switch_groups_cases() {
-    let case = |v: &str, body: ast::Stmt| {
-        st(ast::StmtKind::Case {
-            value: int(v),
-            body: Box::new(body),
-        })
-    };
+    let case = |v: &str, body: ast::Stmt| st(ast::StmtKind::Case { value: int(v), body: Box::new(body) });
     let sw_body = compound(vec![
         case("1", case("2", es(assign(id("x"), flt("1.0"))))),
         st(ast::StmtKind::Break),
-        st(ast::StmtKind::Default {
-            body: Box::new(es(assign(id("x"), flt("2.0")))),
-        }),
+        st(ast::StmtKind::Default { body: Box::new(es(assign(id("x"), flt("2.0")))) }),
     ]);
     let p = ok(vec![func(
         double(),
         "f",
         vec![param(double(), dname("x")), param(int_t(), dname("k"))],
         vec![
-            st(ast::StmtKind::Switch {
-                selector: id("k"),
-                body: Box::new(st(ast::StmtKind::Compound(sw_body))),
-            }),
+            st(ast::StmtKind::Switch { selector: id("k"), body: Box::new(st(ast::StmtKind::Compound(sw_body))) }),
             ret(id("x")),
         ],
     )]);
     let b = body(&p, "f");
-    let StmtKind::Switch { cases, .. } = &b[0].kind else {
-        panic!()
-    };
+    let StmtKind::Switch { cases, .. } = &b[0].kind else { panic!() };
     assert_eq!(cases.len(), 2);
     assert_eq!(cases[0].labels.len(), 2);
     assert_eq!(cases[0].body.len(), 2);
@@ -818,19 +575,13 @@ fn typedef_struct_and_fields() {
         fields: Some(vec![
             ast::StructField {
                 specs: double(),
-                declarators: vec![ast::FieldDeclarator {
-                    declarator: dname("x"),
-                    bit_width: None,
-                }],
+                declarators: vec![ast::FieldDeclarator { declarator: dname("x"), bit_width: None }],
                 span: sp(),
                 comments: Comments::default(),
             },
             ast::StructField {
                 specs: double(),
-                declarators: vec![ast::FieldDeclarator {
-                    declarator: dptr(dname("v")),
-                    bit_width: None,
-                }],
+                declarators: vec![ast::FieldDeclarator { declarator: dptr(dname("v")), bit_width: None }],
                 span: sp(),
                 comments: Comments::default(),
             },
@@ -845,10 +596,7 @@ fn typedef_struct_and_fields() {
             ],
             span: sp(),
         },
-        declarators: vec![ast::InitDeclarator {
-            declarator: dname("P"),
-            init: None,
-        }],
+        declarators: vec![ast::InitDeclarator { declarator: dname("P"), init: None }],
         span: sp(),
         comments: Comments::default(),
     };
@@ -859,80 +607,35 @@ fn typedef_struct_and_fields() {
             double(),
             "f",
             vec![param(named_specs("P"), dptr(dname("p")))],
-            vec![ret(bin(
-                BinaryOp::Add,
-                arrow("x"),
-                index(arrow("v"), int("0")),
-            ))],
+            vec![ret(bin(BinaryOp::Add, arrow("x"), index(arrow("v"), int("0"))))],
         ),
     ]);
-    let kinds: Vec<_> = p
-        .items
-        .iter()
-        .map(|i| std::mem::discriminant(&i.kind))
-        .collect();
-    assert_eq!(
-        kinds[1],
-        std::mem::discriminant(&ItemKind::Typedef(TypedefId(0)))
-    );
-    assert!(
-        !p.items
-            .iter()
-            .any(|i| matches!(i.kind, ItemKind::Struct(_)))
-    );
+    let kinds: Vec<_> = p.items.iter().map(|i| std::mem::discriminant(&i.kind)).collect();
+    assert_eq!(kinds[1], std::mem::discriminant(&ItemKind::Typedef(TypedefId(0))));
+    assert!(!p.items.iter().any(|i| matches!(i.kind, ItemKind::Struct(_))));
     assert_eq!(p.typedefs[0].ty.ty, Type::Struct(StructId(0)));
     let b = body(&p, "f");
-    let StmtKind::Return(Some(r)) = &b[0].kind else {
-        panic!()
-    };
-    let ExprKind::Binary { lhs, .. } = &r.kind else {
-        panic!()
-    };
-    let ExprKind::Field { base, field: 0, .. } = &lhs.kind else {
-        panic!()
-    };
+    let StmtKind::Return(Some(r)) = &b[0].kind else { panic!() };
+    let ExprKind::Binary { lhs, .. } = &r.kind else { panic!() };
+    let ExprKind::Field { base, field: 0, .. } = &lhs.kind else { panic!() };
     assert!(matches!(base.kind, ExprKind::Deref(_)));
 }
 
 #[test]
 fn literal_types() {
     let p = ok(vec![f_of_x(vec![
-        ds(decl(
-            specs(&[B::Unsigned, B::Long]),
-            dname("a"),
-            Some(int("0x1FUL")),
-        )),
+        ds(decl(specs(&[B::Unsigned, B::Long]), dname("a"), Some(int("0x1FUL")))),
         ds(decl(specs(&[B::Long]), dname("b"), Some(int("3000000000")))),
         ret(id("x")),
     ])]);
     let b = body(&p, "f");
-    let StmtKind::Decl { vars, .. } = &b[0].kind else {
-        panic!()
-    };
-    let Some(Init::Expr(x)) = &vars[0].init else {
-        panic!()
-    };
+    let StmtKind::Decl { vars, .. } = &b[0].kind else { panic!() };
+    let Some(Init::Expr(x)) = &vars[0].init else { panic!() };
     assert!(matches!(&x.kind, ExprKind::IntConst { value: 31, text } if text == "0x1FUL"));
-    assert_eq!(
-        x.ty.ty,
-        Type::Int {
-            kind: IntKind::Long,
-            unsigned: true
-        }
-    );
-    let StmtKind::Decl { vars, .. } = &b[1].kind else {
-        panic!()
-    };
-    let Some(Init::Expr(x)) = &vars[0].init else {
-        panic!()
-    };
-    assert_eq!(
-        x.ty.ty,
-        Type::Int {
-            kind: IntKind::Long,
-            unsigned: false
-        }
-    );
+    assert_eq!(x.ty.ty, Type::Int { kind: IntKind::Long, unsigned: true });
+    let StmtKind::Decl { vars, .. } = &b[1].kind else { panic!() };
+    let Some(Init::Expr(x)) = &vars[0].init else { panic!() };
+    assert_eq!(x.ty.ty, Type::Int { kind: IntKind::Long, unsigned: false });
 }
 
 #[test]
@@ -943,36 +646,16 @@ fn for_loop_header() {
         cond: Some(bin(BinaryOp::Lt, id("i"), int("10"))),
         step: Some(e(ast::ExprKind::Comma(
             bx(post_inc(id("i"))),
-            bx(e(ast::ExprKind::Assign(
-                Some(BinaryOp::Add),
-                bx(id("x")),
-                bx(flt("1.0")),
-            ))),
+            bx(e(ast::ExprKind::Assign(Some(BinaryOp::Add), bx(id("x")), bx(flt("1.0"))))),
         ))),
-        body: Box::new(st(ast::StmtKind::Compound(compound(vec![es(assign(
-            id("x"),
-            id("x"),
-        ))])))),
+        body: Box::new(st(ast::StmtKind::Compound(compound(vec![es(assign(id("x"), id("x")))])))),
     });
     let p = ok(vec![f_of_x(vec![for_stmt, ret(id("x"))])]);
     let b = body(&p, "f");
-    let StmtKind::Loop {
-        header:
-            LoopHeader::For {
-                init,
-                cond: Some(_),
-                step,
-            },
-        body: lb,
-    } = &b[0].kind
-    else {
-        panic!()
-    };
+    let StmtKind::Loop { header: LoopHeader::For { init, cond: Some(_), step }, body: lb } = &b[0].kind else { panic!() };
     assert_eq!(init.len(), 1);
     assert_eq!(step.len(), 2);
-    let StmtKind::Decl { vars, .. } = &init[0].kind else {
-        panic!()
-    };
+    let StmtKind::Decl { vars, .. } = &init[0].kind else { panic!() };
     assert_eq!(p.sym(vars[0].sym).scope, lb.scope);
     // visit_stmt order: loop, init, body, step.
     assert_eq!(b[0].id.0, 0);
@@ -994,67 +677,28 @@ fn null_and_pointer_arithmetic() {
                 other: None,
             }),
             es(post_inc(id("p"))),
-            ret(e(ast::ExprKind::Unary(
-                ast::UnaryOp::Deref,
-                bx(bin(BinaryOp::Add, id("p"), int("1"))),
-            ))),
+            ret(e(ast::ExprKind::Unary(ast::UnaryOp::Deref, bx(bin(BinaryOp::Add, id("p"), int("1")))))),
         ],
     )]);
     let b = body(&p, "f");
-    let StmtKind::If { cond, .. } = &b[0].kind else {
-        panic!()
-    };
-    let ExprKind::Binary { rhs, .. } = &cond.kind else {
-        panic!()
-    };
+    let StmtKind::If { cond, .. } = &b[0].kind else { panic!() };
+    let ExprKind::Binary { rhs, .. } = &cond.kind else { panic!() };
     assert!(matches!(&rhs.kind, ExprKind::IntConst { value: 0, text } if text == "NULL"));
-    let StmtKind::Assign {
-        rhs,
-        sugar: AssignSugar::Increment,
-        ..
-    } = &b[1].kind
-    else {
-        panic!()
-    };
+    let StmtKind::Assign { rhs, sugar: AssignSugar::Increment, .. } = &b[1].kind else { panic!() };
     assert!(matches!(rhs.ty.ty, Type::Pointer(_)));
-    let StmtKind::Return(Some(r)) = &b[2].kind else {
-        panic!()
-    };
+    let StmtKind::Return(Some(r)) = &b[2].kind else { panic!() };
     assert!(matches!(&r.kind, ExprKind::Deref(x) if matches!(x.kind, ExprKind::Binary { .. })));
     assert_eq!(r.ty, QualType::double());
 }
 
 #[test]
 fn redeclaration_rules() {
-    let proto = ast::ExternalDecl::Declaration(decl(
-        double(),
-        dfun("g", vec![param(double(), dname("a"))], false),
-        None,
-    ));
-    let p = ok(vec![
-        proto.clone(),
-        func(
-            double(),
-            "g",
-            vec![param(double(), dname("x"))],
-            vec![ret(id("x"))],
-        ),
-    ]);
+    let proto = ast::ExternalDecl::Declaration(decl(double(), dfun("g", vec![param(double(), dname("a"))], false), None));
+    let p = ok(vec![proto.clone(), func(double(), "g", vec![param(double(), dname("x"))], vec![ret(id("x"))])]);
     assert!(matches!(p.items[1].kind, ItemKind::Prototype(_)));
     assert!(matches!(p.items[2].kind, ItemKind::Function(_)));
-    let bad = fails(vec![
-        proto,
-        func(
-            int_t(),
-            "g",
-            vec![param(double(), dname("x"))],
-            vec![ret(int("0"))],
-        ),
-    ]);
+    let bad = fails(vec![proto, func(int_t(), "g", vec![param(double(), dname("x"))], vec![ret(int("0"))])]);
     assert!(bad.message.contains("conflicting types"));
-    let dup = fails(vec![f_of_x(vec![
-        ds(decl(double(), dname("y"), None)),
-        ds(decl(double(), dname("y"), None)),
-    ])]);
+    let dup = fails(vec![f_of_x(vec![ds(decl(double(), dname("y"), None)), ds(decl(double(), dname("y"), None))])]);
     assert_eq!(dup.message, "redefinition of 'y'");
 }
