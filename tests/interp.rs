@@ -1416,3 +1416,117 @@ c_program_tests! {
     c_newton_through_pointer_counter => "newton.c",
     c_exit => "exitcode.c",
 }
+
+/// Lowers a C source given as text.
+fn load_c(name: &str, source: &str) -> (tempfile::TempDir, aioli::front::Loaded) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, source).unwrap();
+    match aioli::front::load(&path, &Default::default()) {
+        Ok(l) => (dir, l),
+        Err((sources, d)) => panic!("{name}: {} {}", d.message, sources.location(d.span)),
+    }
+}
+
+#[test]
+fn c_program_tangent_with_dual_numbers_matches_divided_differences() {
+    let source = r#"
+#include <math.h>
+typedef struct { double a; double b; } Coef;
+double model(const double *x, int n, Coef c, double *out) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) {
+        double t = c.a * x[i] + c.b;
+        out[i] = t > 0 ? sqrt(t) : -t;
+        s += pow(fabs(t), 1.5) + sin(x[i]) * out[i];
+    }
+    return s / n;
+}
+"#;
+    let (_dir, loaded) = load_c("model.c", source);
+    let p = &loaded.program;
+    let coef = p
+        .structs
+        .iter()
+        .position(|s| s.fields.len() == 2 && s.fields[0].name == "a")
+        .map(|i| StructId(i as u32))
+        .unwrap();
+    let coef_t = QualType::new(Type::Struct(coef));
+    let xs = [0.3, -1.2, 2.0, 0.9];
+    let seeds = [0.7, -0.2, 1.1, 0.4];
+    let (ca, cb, dca) = (1.3, 0.4, 0.5);
+    // f64 run at x + h·ẋ, for divided differences.
+    let run = |h: f64| -> (f64, Vec<f64>) {
+        let mut m = machine::<f64>(p);
+        let x: Vec<f64> = xs.iter().zip(&seeds).map(|(x, d)| x + h * d).collect();
+        let px = m.alloc_reals(&dbl_t(), &x);
+        let out = m.alloc_uninit(&dbl_t(), 4);
+        let c = m.alloc_zeroed(&coef_t, 1);
+        let fa = m.field_ptr(c, coef, 0).unwrap();
+        let fb = m.field_ptr(c, coef, 1).unwrap();
+        m.write(fa, &dbl_t(), Value::Real(ca + h * dca)).unwrap();
+        m.write(fb, &dbl_t(), Value::Real(cb)).unwrap();
+        let r = real(m.call("model", vec![px, Value::Int(4), c, out]).unwrap());
+        (r, m.read_reals(out, &dbl_t(), 4).unwrap())
+    };
+    let mut m = machine::<Dual>(p);
+    let x: Vec<Dual> = xs
+        .iter()
+        .zip(&seeds)
+        .map(|(x, d)| Dual::new(*x, *d))
+        .collect();
+    let px = m.alloc_real_values(&dbl_t(), &x);
+    let out = m.alloc_uninit(&dbl_t(), 4);
+    let c = m.alloc_zeroed(&coef_t, 1);
+    let fa = m.field_ptr(c, coef, 0).unwrap();
+    let fb = m.field_ptr(c, coef, 1).unwrap();
+    m.write(fa, &dbl_t(), Value::Real(Dual::new(ca, dca)))
+        .unwrap();
+    m.write(fb, &dbl_t(), Value::Real(Dual::new(cb, 0.0)))
+        .unwrap();
+    let r = m.call("model", vec![px, Value::Int(4), c, out]).unwrap();
+    let r = r.as_real().unwrap();
+    let outs = m.read_reals(out, &dbl_t(), 4).unwrap();
+    let h = 1e-6;
+    let (fp, op) = run(h);
+    let (fm, om) = run(-h);
+    let (f0, o0) = run(0.0);
+    assert_eq!(r.value(), f0, "the primal of the dual run is the f64 run");
+    assert!((r.tangent() - (fp - fm) / (2.0 * h)).abs() < 1e-7);
+    for i in 0..4 {
+        assert_eq!(outs[i].value(), o0[i]);
+        assert!((outs[i].tangent() - (op[i] - om[i]) / (2.0 * h)).abs() < 1e-7);
+    }
+}
+
+#[test]
+fn c_programs_with_undefined_behaviour_are_reported() {
+    let source = r#"
+#include <stdlib.h>
+double past_end(void) { double a[3] = {1, 2, 3}; double s = 0; for (int i = 0; i <= 3; i++) s += a[i]; return s; }
+double unset(void) { double a[3]; a[0] = 1; return a[0] + a[1]; }
+double null_deref(void) { double *p = 0; return *p; }
+double after_free(void) { double *p = malloc(2 * sizeof(double)); p[0] = 1; free(p); return p[0]; }
+double *dangling(void) { double x = 1; return &x; }
+double use_dangling(void) { double *p; p = dangling(); return *p; }
+int div_zero(int k) { return 10 / k; }
+"#;
+    let (_dir, loaded) = load_c("ub.c", source);
+    let mut m = machine::<f64>(&loaded.program);
+    let mut kind = |f: &str, args: Vec<Value<f64>>| m.call(f, args).unwrap_err().kind;
+    assert!(matches!(
+        kind("past_end", vec![]),
+        ErrorKind::OutOfBounds { .. }
+    ));
+    assert_eq!(kind("unset", vec![]), ErrorKind::Uninit);
+    assert_eq!(kind("null_deref", vec![]), ErrorKind::NullDeref);
+    assert_eq!(kind("after_free", vec![]), ErrorKind::UseAfterFree);
+    assert_eq!(kind("use_dangling", vec![]), ErrorKind::UseAfterFree);
+    assert_eq!(
+        kind("div_zero", vec![Value::Int(0)]),
+        ErrorKind::DivisionByZero
+    );
+    // The error points at the offending statement.
+    let e = m.call("null_deref", vec![]).unwrap_err();
+    assert_eq!(loaded.sources.snippet(e.span), "return *p;");
+}
