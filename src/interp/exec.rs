@@ -6,8 +6,8 @@ use super::real::Real;
 use super::value::{IntTy, Pointer, Scalar, Value};
 use super::{Error, ErrorKind, Frame, MAX_CALL_DEPTH, Machine};
 use crate::il::{
-    BinOp, Expr, ExprKind, Init, IntKind, ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin,
-    QualType, RealKind, Stmt, StmtKind, Storage, SymId, SymKind, Type, UnOp,
+    BinOp, Expr, ExprKind, Init, IntKind, ItemKind, LoopHeader, MathFn, ProcId, QualType, RealKind,
+    Stmt, StmtKind, Storage, SymId, SymKind, Type, UnOp,
 };
 
 /// How control leaves a statement.
@@ -757,7 +757,7 @@ impl<'p, R: Real> Machine<'p, R> {
                     ));
                 }
                 let s = self.pointee_size(&lhs.ty.ty).max(1);
-                Ok(Value::Int((p.offset - q.offset) / s))
+                Ok(Value::Int(p.offset.wrapping_sub(q.offset).wrapping_div(s)))
             }
             _ => Err(ErrorKind::Type(format!("operator {op:?} on pointers"))),
         }
@@ -971,8 +971,7 @@ impl<'p, R: Real> Machine<'p, R> {
                     }
                     self.call_proc(*callee, vals)?
                 } else {
-                    self.call_library(&proc.name, proc.origin, args)
-                        .map_err(at)?
+                    self.call_library(&proc.name, args).map_err(at)?
                 };
                 self.span = span;
                 if let Some(r) = result {
@@ -1179,12 +1178,9 @@ impl<'p, R: Real> Machine<'p, R> {
                         let n = n.as_int().unwrap_or(0).max(0) as u64;
                         n.saturating_mul(self.size_of(&elem.ty))
                     }
-                    Type::Array { len: None, .. } => match init {
+                    Type::Array { len: None, elem } => match init {
                         Some(Init::List(items, _)) => {
-                            let Type::Array { elem, .. } = self.resolve(&s.ty.ty) else {
-                                unreachable!()
-                            };
-                            items.len() as u64 * self.size_of(&elem.ty)
+                            (items.len() as u64).saturating_mul(self.size_of(&elem.ty))
                         }
                         Some(Init::Expr(Expr {
                             kind: ExprKind::StrConst(t),
@@ -1327,8 +1323,9 @@ impl<'p, R: Real> Machine<'p, R> {
         Ok(())
     }
 
-    fn call_library(&mut self, name: &str, origin: ProcOrigin, args: &'p [Expr]) -> Res<Value<R>> {
-        let _ = origin;
+    /// A procedure without a body: the C library functions the
+    /// interpreter implements; anything else is an error.
+    fn call_library(&mut self, name: &str, args: &'p [Expr]) -> Res<Value<R>> {
         let count = |n: usize| -> Res<()> {
             if args.len() < n {
                 Err(ErrorKind::Arity {

@@ -306,6 +306,7 @@ impl Dual {
     }
 }
 
+/// Comparisons look at values only, as the C program's branches do.
 impl PartialEq for Dual {
     fn eq(&self, other: &Dual) -> bool {
         self.v == other.v
