@@ -11,3 +11,6 @@ pub mod domain;
 pub mod driver;
 pub mod pragma;
 pub mod rng;
+
+#[cfg(test)]
+mod driver_tests;
