@@ -88,10 +88,7 @@ fn parse_str(text: &str) -> Result<TranslationUnit, (SourceMap, Diagnostic)> {
 fn parse_ok(text: &str) -> TranslationUnit {
     match parse_str(text) {
         Ok(tu) => tu,
-        Err((sources, d)) => panic!(
-            "parse failed: {}",
-            aioli::front::diag::render(&sources, &d)
-        ),
+        Err((sources, d)) => panic!("parse failed: {}", aioli::front::diag::render(&sources, &d)),
     }
 }
 
@@ -221,7 +218,11 @@ fn show_declarator(d: &Declarator) -> String {
             show_declarator(inner),
             params
                 .iter()
-                .map(|p| format!("{} {}", show_specs(&p.specs), show_declarator(&p.declarator)))
+                .map(|p| format!(
+                    "{} {}",
+                    show_specs(&p.specs),
+                    show_declarator(&p.declarator)
+                ))
                 .collect::<Vec<_>>()
                 .join(", "),
             if *variadic { ", ..." } else { "" }
@@ -266,7 +267,10 @@ fn all_assignment_operators() {
         ("^=", "Some(BitXor)"),
         ("|=", "Some(BitOr)"),
     ] {
-        assert_eq!(show(&expr(&format!("x {op} y"))), format!("{{x ={expected} y}}"));
+        assert_eq!(
+            show(&expr(&format!("x {op} y"))),
+            format!("{{x ={expected} y}}")
+        );
     }
 }
 
@@ -284,10 +288,16 @@ fn unary_postfix_and_primary() {
     assert_eq!(show(&expr("sizeof x + 1")), "{{sizeof x} Add 1}");
     assert_eq!(show(&expr("sizeof(double)")), "{sizeof type Double_}");
     assert_eq!(show(&expr("sizeof (x)")), "{sizeof (x)}");
-    assert_eq!(show(&expr("1.5e3 + 'a' + 0x1F")), "{{1.5e3 Add 'a'} Add 0x1F}");
+    assert_eq!(
+        show(&expr("1.5e3 + 'a' + 0x1F")),
+        "{{1.5e3 Add 'a'} Add 0x1F}"
+    );
     assert_eq!(show(&expr("puts(\"a\" \"b\")")), "puts(\"a\" \"b\")");
     let e = expr("\"x\" \"y\" \"z\"");
-    assert_eq!(e.kind, ExprKind::StrLit(vec!["\"x\"".into(), "\"y\"".into(), "\"z\"".into()]));
+    assert_eq!(
+        e.kind,
+        ExprKind::StrLit(vec!["\"x\"".into(), "\"y\"".into(), "\"z\"".into()])
+    );
 }
 
 #[test]
@@ -307,7 +317,10 @@ fn casts_versus_parentheses() {
         show(&expr("(const unsigned long int) x")),
         "{cast Const Unsigned Long Int_ x}"
     );
-    assert_eq!(show(&expr("(int)(double)x")), "{cast Int_ {cast Double_ x}}");
+    assert_eq!(
+        show(&expr("(int)(double)x")),
+        "{cast Int_ {cast Double_ x}}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -353,7 +366,11 @@ fn several_init_declarators_and_initializers() {
     ));
     match &declaration(&tu, 2).declarators[0].init {
         Some(Initializer::List(items, _)) => {
-            assert!(items.iter().all(|i| matches!(i, Initializer::Designated(_))))
+            assert!(
+                items
+                    .iter()
+                    .all(|i| matches!(i, Initializer::Designated(_)))
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -459,14 +476,23 @@ fn structs_unions_enums() {
             let fields = s.fields.as_ref().expect("a body");
             assert_eq!(fields.len(), 4);
             assert_eq!(fields[0].declarators.len(), 2);
-            assert_eq!(show_declarator(&fields[1].declarators[0].declarator), "Ptr(next)");
+            assert_eq!(
+                show_declarator(&fields[1].declarators[0].declarator),
+                "Ptr(next)"
+            );
             assert!(fields[2].declarators[0].bit_width.is_some());
             assert_eq!(show_declarator(&fields[3].declarators[0].declarator), "_");
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(show_specs(&declaration(&tu, 1).specs), "Struct(Some(\"P\"), None)");
-    assert_eq!(show_specs(&declaration(&tu, 2).specs), "Struct(None, Some(1))");
+    assert_eq!(
+        show_specs(&declaration(&tu, 1).specs),
+        "Struct(Some(\"P\"), None)"
+    );
+    assert_eq!(
+        show_specs(&declaration(&tu, 2).specs),
+        "Struct(None, Some(1))"
+    );
     assert_eq!(show_specs(&declaration(&tu, 3).specs), "Union");
     assert_eq!(show_specs(&declaration(&tu, 4).specs), "Enum");
     assert_eq!(show_specs(&declaration(&tu, 5).specs), "Enum");
@@ -487,14 +513,20 @@ fn typedef_names() {
            return y;\n\
          }",
     );
-    assert_eq!(show_specs(&declaration(&tu, 3).specs), "Typedef Named(real)");
+    assert_eq!(
+        show_specs(&declaration(&tu, 3).specs),
+        "Typedef Named(real)"
+    );
     let f = function(&tu, 4);
     assert_eq!(
         show_declarator(&f.declarator),
         "Fn(f; Named(real) x, Named(P) p, Named(PP) q, Named(vec) v, Named(fp) g)"
     );
     let decl = |i: usize| match &f.body.items[i].kind {
-        StmtKind::Decl(d) => (show_specs(&d.specs), show_declarator(&d.declarators[0].declarator)),
+        StmtKind::Decl(d) => (
+            show_specs(&d.specs),
+            show_declarator(&d.declarators[0].declarator),
+        ),
         other => panic!("{other:?}"),
     };
     assert_eq!(decl(0), ("Named(real)".into(), "y".into()));
@@ -502,7 +534,10 @@ fn typedef_names() {
     // `real * z;` is a declaration, not a multiplication.
     assert_eq!(decl(2), ("Named(real)".into(), "Ptr(z)".into()));
     let d = declaration(&tu, 2);
-    assert_eq!(show_declarator(&d.declarators[0].declarator), "Fn((Ptr(fp)); Double _)");
+    assert_eq!(
+        show_declarator(&d.declarators[0].declarator),
+        "Fn((Ptr(fp)); Double _)"
+    );
 }
 
 #[test]
@@ -527,7 +562,10 @@ fn typedef_shadowing_and_tags() {
     match &declaration(&tu, 1).specs.items[0] {
         DeclSpec::Type(TypeSpecifier::Struct(s)) => {
             assert_eq!(s.tag.as_ref().map(|t| t.0.as_str()), Some("T"));
-            assert_eq!(show_specs(&s.fields.as_ref().expect("body")[0].specs), "Named(T)");
+            assert_eq!(
+                show_specs(&s.fields.as_ref().expect("body")[0].specs),
+                "Named(T)"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -569,12 +607,15 @@ fn dangling_else_binds_to_nearest_if() {
         other => panic!("{other:?}"),
     }
     let stmts = body("if (a) { if (b) x = 1; } else x = 2;");
-    assert!(matches!(&stmts[0].kind, StmtKind::If { other: Some(_), .. }));
+    assert!(matches!(
+        &stmts[0].kind,
+        StmtKind::If { other: Some(_), .. }
+    ));
     let stmts = body("if (a) x = 1; else if (b) x = 2; else x = 3;");
     match &stmts[0].kind {
-        StmtKind::If {
-            other: Some(o), ..
-        } => assert!(matches!(&o.kind, StmtKind::If { other: Some(_), .. })),
+        StmtKind::If { other: Some(o), .. } => {
+            assert!(matches!(&o.kind, StmtKind::If { other: Some(_), .. }))
+        }
         other => panic!("{other:?}"),
     }
     let stmts = body("while (a) if (b) x = 1; else x = 2;");
@@ -624,7 +665,10 @@ fn every_statement_kind() {
         .collect();
     assert_eq!(
         kinds,
-        ["decl", "empty", "compound", "while", "do", "for", "for", "switch", "goto", "label", "return"]
+        [
+            "decl", "empty", "compound", "while", "do", "for", "for", "switch", "goto", "label",
+            "return"
+        ]
     );
     match &stmts[5].kind {
         StmtKind::For {
@@ -699,7 +743,10 @@ fn comments_leading_trailing_closing() {
          /* the end */\n",
     );
     let f = function(&tu, 1);
-    assert_eq!(f.comments.leading, ["/* file header */", "// The function."]);
+    assert_eq!(
+        f.comments.leading,
+        ["/* file header */", "// The function."]
+    );
     assert_eq!(f.comments.trailing.as_deref(), Some("// after f"));
     let s = &f.body.items;
     assert_eq!(s[0].comments.leading, ["// after brace", "/* a */", "// b"]);
@@ -741,7 +788,10 @@ fn no_comment_is_lost_in_statement_position() {
     let tu = parse_ok(text);
     let dump = format!("{tu:?}");
     for k in 1..=8 {
-        assert!(dump.contains(&format!("/* {k} */")), "comment {k} lost: {dump}");
+        assert!(
+            dump.contains(&format!("/* {k} */")),
+            "comment {k} lost: {dump}"
+        );
     }
     assert!(dump.contains("/* g */") && dump.contains("/* lone */"));
 }
@@ -758,7 +808,10 @@ fn syntax_errors_are_located_and_readable() {
             .replace("one of ';', ',' or '='", &expected_after_expression())
     );
     let missing_paren = parse_err("int f(void) {\n  return (a + b;\n}");
-    assert!(missing_paren.starts_with("2:16: expected"), "{missing_paren}");
+    assert!(
+        missing_paren.starts_with("2:16: expected"),
+        "{missing_paren}"
+    );
     assert!(missing_paren.contains("')'"), "{missing_paren}");
     assert!(missing_paren.ends_with("found ';'"), "{missing_paren}");
     let eof = parse_err("int f(void) {\n  return 1;\n");

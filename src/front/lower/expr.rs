@@ -5,9 +5,8 @@ use super::{Lowerer, R, err};
 use crate::front::ast::{self, BinaryOp, UnaryOp};
 use crate::front::source::Span;
 use crate::il::{
-    AllocForm, AssignSugar, BinOp, Declarator, Expr, ExprKind, IntKind, Intrinsic, MathFn,
-    ProcId, ProcOrigin, QualType, RealKind, Stmt, StmtId, StmtKind, Storage, SymKind, Symbol,
-    Type, UnOp,
+    AllocForm, AssignSugar, BinOp, Declarator, Expr, ExprKind, IntKind, Intrinsic, MathFn, ProcId,
+    ProcOrigin, QualType, RealKind, Stmt, StmtId, StmtKind, Storage, SymKind, Symbol, Type, UnOp,
 };
 
 /// Statements split out of an expression: `pre` run before the statement
@@ -121,7 +120,10 @@ impl Lowerer<'_> {
             ast::ExprKind::Ident(name) => self.ident(name, span),
             ast::ExprKind::IntLit(text) => {
                 let (value, ty) = parse_int(text).ok_or_else(|| {
-                    crate::front::diag::Diagnostic::error(span, format!("invalid integer literal '{text}'"))
+                    crate::front::diag::Diagnostic::error(
+                        span,
+                        format!("invalid integer literal '{text}'"),
+                    )
                 })?;
                 Ok(Expr::new(
                     ExprKind::IntConst {
@@ -134,7 +136,10 @@ impl Lowerer<'_> {
             }
             ast::ExprKind::FloatLit(text) => {
                 let (value, kind) = parse_float(text).ok_or_else(|| {
-                    crate::front::diag::Diagnostic::error(span, format!("invalid floating literal '{text}'"))
+                    crate::front::diag::Diagnostic::error(
+                        span,
+                        format!("invalid floating literal '{text}'"),
+                    )
                 })?;
                 Ok(Expr::new(
                     ExprKind::RealConst {
@@ -147,7 +152,10 @@ impl Lowerer<'_> {
             }
             ast::ExprKind::CharLit(text) => {
                 let value = parse_char(text).ok_or_else(|| {
-                    crate::front::diag::Diagnostic::error(span, format!("unsupported character literal {text}"))
+                    crate::front::diag::Diagnostic::error(
+                        span,
+                        format!("unsupported character literal {text}"),
+                    )
                 })?;
                 Ok(Expr::new(
                     ExprKind::CharConst {
@@ -206,14 +214,23 @@ impl Lowerer<'_> {
             ast::ExprKind::Arrow(b, name) => {
                 let base = self.expr(b, fx)?;
                 let Some(target) = self.pointee(&base.ty.ty) else {
-                    return err(span, format!("member reference '->{name}' on a value that is not a pointer"));
+                    return err(
+                        span,
+                        format!("member reference '->{name}' on a value that is not a pointer"),
+                    );
                 };
                 let deref = Expr::new(ExprKind::Deref(Box::new(base)), target, b.span);
                 self.field(deref, name, span)
             }
-            ast::ExprKind::PostInc(x) | ast::ExprKind::PreInc(x) | ast::ExprKind::PostDec(x) | ast::ExprKind::PreDec(x) => {
+            ast::ExprKind::PostInc(x)
+            | ast::ExprKind::PreInc(x)
+            | ast::ExprKind::PostDec(x)
+            | ast::ExprKind::PreDec(x) => {
                 let (s, target) = self.incdec_stmt(e, fx)?;
-                if matches!(e.kind, ast::ExprKind::PostInc(_) | ast::ExprKind::PostDec(_)) {
+                if matches!(
+                    e.kind,
+                    ast::ExprKind::PostInc(_) | ast::ExprKind::PostDec(_)
+                ) {
                     fx.post.push(s);
                 } else {
                     fx.pre.push(s);
@@ -235,7 +252,11 @@ impl Lowerer<'_> {
             }
             ast::ExprKind::SizeofType(t) => {
                 let ty = self.type_name(t)?;
-                Ok(Expr::new(ExprKind::SizeOfType(ty), QualType::size_t(), span))
+                Ok(Expr::new(
+                    ExprKind::SizeOfType(ty),
+                    QualType::size_t(),
+                    span,
+                ))
             }
             ast::ExprKind::Cast(t, x) => {
                 let to = self.type_name(t)?;
@@ -246,7 +267,11 @@ impl Lowerer<'_> {
                 if !ok {
                     return err(
                         span,
-                        format!("invalid cast from '{}' to '{}'", self.type_str(&arg.ty), self.type_str(&to)),
+                        format!(
+                            "invalid cast from '{}' to '{}'",
+                            self.type_str(&arg.ty),
+                            self.type_str(&to)
+                        ),
                     );
                 }
                 if self.is_real(&to.ty) && self.is_pointerish(&arg.ty.ty)
@@ -309,7 +334,12 @@ impl Lowerer<'_> {
                     StmtKind::Call {
                         result: Some(lhs), ..
                     } => lhs.clone(),
-                    _ => return err(span, "allocation is only supported as a statement `p = malloc(...);`"),
+                    _ => {
+                        return err(
+                            span,
+                            "allocation is only supported as a statement `p = malloc(...);`",
+                        );
+                    }
                 };
                 fx.pre.push(s);
                 Ok(target)
@@ -368,7 +398,10 @@ impl Lowerer<'_> {
             _ => {
                 return err(
                     span,
-                    format!("member reference '{name}' on a value of type '{}', which is not a struct", self.type_str(&base.ty)),
+                    format!(
+                        "member reference '{name}' on a value of type '{}', which is not a struct",
+                        self.type_str(&base.ty)
+                    ),
                 );
             }
         };
@@ -399,12 +432,17 @@ impl Lowerer<'_> {
                 {
                     return err(
                         span,
-                        format!("function pointers are not supported: taking the address of function '{name}'"),
+                        format!(
+                            "function pointers are not supported: taking the address of function '{name}'"
+                        ),
                     );
                 }
                 let arg = self.expr(x, fx)?;
                 if !is_lvalue(&arg) {
-                    return err(span, "cannot take the address of a value that is not stored in memory");
+                    return err(
+                        span,
+                        "cannot take the address of a value that is not stored in memory",
+                    );
                 }
                 let ty = arg.ty.clone().pointer_to();
                 Ok(Expr::new(ExprKind::AddrOf(Box::new(arg)), ty, span))
@@ -412,7 +450,13 @@ impl Lowerer<'_> {
             UnaryOp::Deref => {
                 let arg = self.expr(x, fx)?;
                 let Some(t) = self.pointee(&arg.ty.ty) else {
-                    return err(span, format!("cannot dereference a value of type '{}'", self.type_str(&arg.ty)));
+                    return err(
+                        span,
+                        format!(
+                            "cannot dereference a value of type '{}'",
+                            self.type_str(&arg.ty)
+                        ),
+                    );
                 };
                 self.check_complete_object(&t, span)?;
                 Ok(Expr::new(ExprKind::Deref(Box::new(arg)), t, span))
@@ -425,7 +469,13 @@ impl Lowerer<'_> {
                     self.is_arith(&arg.ty.ty)
                 };
                 if !ok {
-                    return err(span, format!("invalid operand of type '{}' to a unary operator", self.type_str(&arg.ty)));
+                    return err(
+                        span,
+                        format!(
+                            "invalid operand of type '{}' to a unary operator",
+                            self.type_str(&arg.ty)
+                        ),
+                    );
                 }
                 let ty = self.promote(&arg.ty);
                 let op = match op {
@@ -470,7 +520,9 @@ impl Lowerer<'_> {
             BinOp::Add if li && rp => Some(self.decay(&rt)),
             BinOp::Sub if lp && ri => Some(self.decay(&lt)),
             BinOp::Sub if lp && rp => Some(QualType::long()),
-            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div if la && ra => Some(self.usual(&lt, &rt)),
+            BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div if la && ra => {
+                Some(self.usual(&lt, &rt))
+            }
             BinOp::Rem | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor if li && ri => {
                 Some(self.usual(&lt, &rt))
             }
@@ -511,7 +563,11 @@ impl Lowerer<'_> {
         }
         if self.is_pointerish(&a.ty.ty) && self.is_pointerish(&b.ty.ty) {
             let void_a = matches!(self.pointee(&a.ty.ty).map(|t| t.ty), Some(Type::Void));
-            return Ok(if void_a { self.decay(&b.ty) } else { self.decay(&a.ty) });
+            return Ok(if void_a {
+                self.decay(&b.ty)
+            } else {
+                self.decay(&a.ty)
+            });
         }
         if self.is_pointerish(&a.ty.ty) && self.is_null_constant(b) {
             return Ok(self.decay(&a.ty));
@@ -524,7 +580,11 @@ impl Lowerer<'_> {
         }
         err(
             span,
-            format!("incompatible operand types in ?: ('{}' and '{}')", self.type_str(&a.ty), self.type_str(&b.ty)),
+            format!(
+                "incompatible operand types in ?: ('{}' and '{}')",
+                self.type_str(&a.ty),
+                self.type_str(&b.ty)
+            ),
         )
     }
 
@@ -534,7 +594,13 @@ impl Lowerer<'_> {
 
     /// Checks that `value` may be converted implicitly to `target` (by an
     /// assignment, an argument or a return).
-    pub(super) fn check_convertible(&self, target: &QualType, value: &Expr, span: Span, what: &str) -> R<()> {
+    pub(super) fn check_convertible(
+        &self,
+        target: &QualType,
+        value: &Expr,
+        span: Span,
+        what: &str,
+    ) -> R<()> {
         let t = self.resolve(&target.ty);
         let v = &value.ty.ty;
         let ok = match t {
@@ -581,12 +647,21 @@ impl Lowerer<'_> {
             _ => return err(e.span, "internal error: not an increment"),
         };
         self.allow_effect(
-            || if inc { "an increment (++)".into() } else { "a decrement (--)".into() },
+            || {
+                if inc {
+                    "an increment (++)".into()
+                } else {
+                    "a decrement (--)".into()
+                }
+            },
             e.span,
         )?;
         let target = self.lvalue(x, fx)?;
         if !self.is_scalar(&target.ty.ty) {
-            return err(e.span, "cannot increment or decrement a value that is not a number or pointer");
+            return err(
+                e.span,
+                "cannot increment or decrement a value that is not a number or pointer",
+            );
         }
         let one = Expr::new(
             ExprKind::IntConst {
@@ -685,7 +760,10 @@ impl Lowerer<'_> {
     }
 
     /// Recognises a call and its callee without lowering anything.
-    pub(super) fn classify_call<'e>(&self, e: &'e ast::Expr) -> R<Option<(Callee, &'e [ast::Expr], Span)>> {
+    pub(super) fn classify_call<'e>(
+        &self,
+        e: &'e ast::Expr,
+    ) -> R<Option<(Callee, &'e [ast::Expr], Span)>> {
         let ast::ExprKind::Call(callee, args) = &strip_parens(e).kind else {
             return Ok(None);
         };
@@ -695,10 +773,16 @@ impl Lowerer<'_> {
 
     fn callee(&self, callee: &ast::Expr) -> R<Callee> {
         let ast::ExprKind::Ident(name) = &strip_parens(callee).kind else {
-            return err(callee.span, "function pointers are not supported: calls must name a function");
+            return err(
+                callee.span,
+                "function pointers are not supported: calls must name a function",
+            );
         };
         if self.lookup_var(name).is_some() {
-            return err(callee.span, format!("called object '{name}' is not a function"));
+            return err(
+                callee.span,
+                format!("called object '{name}' is not a function"),
+            );
         }
         let Some(&pid) = self.proc_names.get(name) else {
             return err(callee.span, format!("call to undeclared function '{name}'"));
@@ -773,7 +857,12 @@ impl Lowerer<'_> {
         for (i, a) in args.iter().enumerate() {
             let x = self.expr_inner(a, fx, system)?;
             if let Some(t) = params.get(i) {
-                self.check_convertible(&self.decay(t), &x, a.span, &format!("argument {} of '{name}'", i + 1))?;
+                self.check_convertible(
+                    &self.decay(t),
+                    &x,
+                    a.span,
+                    &format!("argument {} of '{name}'", i + 1),
+                )?;
             } else if matches!(self.resolve(&x.ty.ty), Type::Void) {
                 return err(a.span, "void value passed as an argument");
             }
@@ -784,7 +873,13 @@ impl Lowerer<'_> {
 
     /// A call in a value context: an intrinsic, or a procedure call whose
     /// result goes to a temporary.
-    fn value_call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span, fx: &mut Effects) -> R<Expr> {
+    fn value_call(
+        &mut self,
+        callee: &ast::Expr,
+        args: &[ast::Expr],
+        span: Span,
+        fx: &mut Effects,
+    ) -> R<Expr> {
         match self.callee(callee)? {
             Callee::Intrinsic(func, precision) => {
                 let ast::ExprKind::Ident(name) = &strip_parens(callee).kind else {
@@ -794,7 +889,10 @@ impl Lowerer<'_> {
                 let ret = self.prog.procs[pid.index()].ret.clone();
                 let args = self.call_args(pid, args, callee.span, span, fx)?;
                 if args.len() != func.arity() {
-                    return err(span, format!("wrong number of arguments in call to '{name}'"));
+                    return err(
+                        span,
+                        format!("wrong number of arguments in call to '{name}'"),
+                    );
                 }
                 Ok(Expr::new(
                     ExprKind::Intrinsic {
@@ -818,7 +916,10 @@ impl Lowerer<'_> {
                 let ret = self.prog.procs[pid.index()].ret.clone();
                 if matches!(self.resolve(&ret.ty), Type::Void) {
                     let name = &self.prog.procs[pid.index()].name;
-                    return err(span, format!("the void result of '{name}' is used as a value"));
+                    return err(
+                        span,
+                        format!("the void result of '{name}' is used as a value"),
+                    );
                 }
                 let ty = QualType::new(ret.ty);
                 let tmp = self.new_temp(ty.clone(), span)?;
@@ -916,10 +1017,18 @@ impl Lowerer<'_> {
             None => self.pointee(&target.ty.ty),
         };
         let Some(elem) = elem else {
-            return err(span, "the result of an allocation must be stored in a pointer");
+            return err(
+                span,
+                "the result of an allocation must be stored in a pointer",
+            );
         };
-        if !self.is_pointerish(&target.ty.ty) || matches!(self.resolve(&target.ty.ty), Type::Array { .. }) {
-            return err(span, "the result of an allocation must be stored in a pointer");
+        if !self.is_pointerish(&target.ty.ty)
+            || matches!(self.resolve(&target.ty.ty), Type::Array { .. })
+        {
+            return err(
+                span,
+                "the result of an allocation must be stored in a pointer",
+            );
         }
         let size_of_elem = Expr::new(ExprKind::SizeOfType(elem.clone()), QualType::size_t(), span);
         let (count, form) = if zeroed {
@@ -971,7 +1080,13 @@ impl Lowerer<'_> {
                 ),
                 _ => self.binary(BinOp::Div, bytes.clone(), size_of_elem, call.span)?,
             };
-            (count, AllocForm::Malloc { bytes, cast: cast.clone() })
+            (
+                count,
+                AllocForm::Malloc {
+                    bytes,
+                    cast: cast.clone(),
+                },
+            )
         };
         Ok(Some(stmt(
             StmtKind::Alloc {
@@ -1027,7 +1142,10 @@ impl Lowerer<'_> {
                 out.append(&mut fx.post);
                 Ok(())
             }
-            ast::ExprKind::PostInc(_) | ast::ExprKind::PreInc(_) | ast::ExprKind::PostDec(_) | ast::ExprKind::PreDec(_) => {
+            ast::ExprKind::PostInc(_)
+            | ast::ExprKind::PreInc(_)
+            | ast::ExprKind::PostDec(_)
+            | ast::ExprKind::PreDec(_) => {
                 let mut fx = Effects::default();
                 let (s, _) = self.incdec_stmt(e, &mut fx)?;
                 out.append(&mut fx.pre);
@@ -1053,8 +1171,12 @@ impl Lowerer<'_> {
                         }
                         stmt(StmtKind::Free { ptr }, span)
                     }
-                    Callee::Malloc => return err(span, "malloc is only supported as `p = malloc(...)`"),
-                    Callee::Calloc => return err(span, "calloc is only supported as `p = calloc(...)`"),
+                    Callee::Malloc => {
+                        return err(span, "malloc is only supported as `p = malloc(...)`");
+                    }
+                    Callee::Calloc => {
+                        return err(span, "calloc is only supported as `p = calloc(...)`");
+                    }
                     Callee::Realloc => return err(span, "realloc is not supported"),
                     Callee::Intrinsic(..) => return self.unused_value(e, out),
                 };
@@ -1249,5 +1371,9 @@ pub(super) fn parse_char(text: &str) -> Option<i64> {
     if chars.next().is_some() {
         return None;
     }
-    Some(if value > 127 && value < 256 { value - 256 } else { value })
+    Some(if value > 127 && value < 256 {
+        value - 256
+    } else {
+        value
+    })
 }

@@ -83,9 +83,9 @@ use super::diag::{Diagnostic, FrontResult};
 use super::preprocess::Preprocessed;
 use super::source::{SourceMap, Span};
 use crate::il::{
-    Comments, Declarator, Item, ItemKind, ProcId, ProcOrigin, Procedure, Program, QualType,
-    Scope, ScopeId, Stmt, StmtId, StmtKind, Storage, StructId, SymId, SymKind, Symbol, Type,
-    TypedefDef, TypedefId,
+    Comments, Declarator, Item, ItemKind, ProcId, ProcOrigin, Procedure, Program, QualType, Scope,
+    ScopeId, Stmt, StmtId, StmtKind, Storage, StructId, SymId, SymKind, Symbol, Type, TypedefDef,
+    TypedefId,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -96,7 +96,11 @@ pub struct Lowered {
 }
 
 /// Builds the IL program of a translation unit.
-pub fn lower(tu: &TranslationUnit, pp: &Preprocessed, _sources: &SourceMap) -> FrontResult<Lowered> {
+pub fn lower(
+    tu: &TranslationUnit,
+    pp: &Preprocessed,
+    _sources: &SourceMap,
+) -> FrontResult<Lowered> {
     let mut cx = Lowerer::new(pp);
     cx.collect_defined_tags(tu);
     for item in &tu.items {
@@ -393,7 +397,12 @@ impl<'a> Lowerer<'a> {
         Ok(pid)
     }
 
-    fn param_symbols(&mut self, sig: &types::FnSig, scope: ScopeId, need_names: bool) -> R<Vec<SymId>> {
+    fn param_symbols(
+        &mut self,
+        sig: &types::FnSig,
+        scope: ScopeId,
+        need_names: bool,
+    ) -> R<Vec<SymId>> {
         let mut params = Vec::new();
         for p in &sig.params {
             let name = match &p.name {
@@ -421,14 +430,18 @@ impl<'a> Lowerer<'a> {
     fn function_def(&mut self, f: &ast::FunctionDef) -> R<()> {
         let specs = self.decl_specs(&f.specs, false)?;
         if !self.new_structs.is_empty() {
-            return err(f.span, "a struct cannot be defined in a function's return type");
+            return err(
+                f.span,
+                "a struct cannot be defined in a function's return type",
+            );
         }
         let storage = match specs.storage {
             None | Some(ast::StorageClass::Extern) => Storage::Auto,
             Some(ast::StorageClass::Static) => Storage::Static,
             Some(_) => return err(f.specs.span, "invalid storage class for a function"),
         };
-        let (name, derived) = self.declarator(specs.ty.clone(), &f.declarator, types::DeclCtx::Global)?;
+        let (name, derived) =
+            self.declarator(specs.ty.clone(), &f.declarator, types::DeclCtx::Global)?;
         let Some((name, name_span)) = name else {
             return err(f.declarator.span, "function definition without a name");
         };
@@ -515,7 +528,10 @@ impl<'a> Lowerer<'a> {
                     && ty.ty != Type::Struct(id)
                 {
                     if self.prog.structs[id.index()].tag.is_none() {
-                        return err(span, "an anonymous struct must be typedef'd by its own name first (`typedef struct {...} T;`)");
+                        return err(
+                            span,
+                            "an anonymous struct must be typedef'd by its own name first (`typedef struct {...} T;`)",
+                        );
                     }
                     if !system {
                         let c = take_comments();
@@ -528,8 +544,13 @@ impl<'a> Lowerer<'a> {
                     }
                     continue;
                 }
-                if self.prog.scopes[0].vars.contains_key(&name) || self.proc_names.contains_key(&name) {
-                    return err(span, format!("'{name}' redeclared as a different kind of symbol"));
+                if self.prog.scopes[0].vars.contains_key(&name)
+                    || self.proc_names.contains_key(&name)
+                {
+                    return err(
+                        span,
+                        format!("'{name}' redeclared as a different kind of symbol"),
+                    );
                 }
                 let tid = TypedefId(self.prog.typedefs.len() as u32);
                 self.prog.typedefs.push(TypedefDef {
@@ -578,14 +599,16 @@ impl<'a> Lowerer<'a> {
                             c,
                         );
                     }
-                    let pid = self.declare_proc(&name, span, &sig, storage, specs.inline, &d.comments)?;
+                    let pid =
+                        self.declare_proc(&name, span, &sig, storage, specs.inline, &d.comments)?;
                     if !system {
                         let c = take_comments();
                         self.push_item(ItemKind::Prototype(pid), d.span, c);
                     }
                 }
                 types::Derived::Value(ty) => {
-                    let declarator = self.global_var(&name, span, ty, storage, decl.init.as_ref())?;
+                    let declarator =
+                        self.global_var(&name, span, ty, storage, decl.init.as_ref())?;
                     vars.push(declarator);
                 }
             }
@@ -614,7 +637,10 @@ impl<'a> Lowerer<'a> {
         init: Option<&ast::Initializer>,
     ) -> R<Declarator> {
         if self.proc_names.contains_key(name) || self.typedef_names.contains_key(name) {
-            return err(span, format!("'{name}' redeclared as a different kind of symbol"));
+            return err(
+                span,
+                format!("'{name}' redeclared as a different kind of symbol"),
+            );
         }
         if matches!(self.resolve(&ty.ty), Type::Void) {
             return err(span, format!("variable '{name}' has type void"));

@@ -96,10 +96,11 @@ impl Lowerer<'_> {
         match &s.kind {
             StmtKind::Decl { vars, .. } => vars.iter().all(|d| is_temp(d.sym)),
             StmtKind::Call {
-                result: Some(Expr {
-                    kind: ExprKind::Var(v),
-                    ..
-                }),
+                result:
+                    Some(Expr {
+                        kind: ExprKind::Var(v),
+                        ..
+                    }),
                 ..
             } => is_temp(*v),
             _ => false,
@@ -110,7 +111,9 @@ impl Lowerer<'_> {
         if comments.is_empty() {
             return;
         }
-        let main: Vec<usize> = (0..stmts.len()).filter(|&i| !self.is_temp_stmt(&stmts[i])).collect();
+        let main: Vec<usize> = (0..stmts.len())
+            .filter(|&i| !self.is_temp_stmt(&stmts[i]))
+            .collect();
         let (first, last) = match (main.first(), main.last()) {
             (Some(f), Some(l)) => (*f, *l),
             _ if !stmts.is_empty() => (0, stmts.len() - 1),
@@ -173,7 +176,15 @@ impl Lowerer<'_> {
             } => {
                 let body_scope = self.new_scope(self.scope);
                 let saved = std::mem::replace(&mut self.scope, body_scope);
-                let r = self.for_loop(init, cond.as_ref(), step.as_ref(), body, body_scope, span, out);
+                let r = self.for_loop(
+                    init,
+                    cond.as_ref(),
+                    step.as_ref(),
+                    body,
+                    body_scope,
+                    span,
+                    out,
+                );
                 self.scope = saved;
                 r?;
             }
@@ -198,7 +209,9 @@ impl Lowerer<'_> {
             }
             ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), span, out)?,
             ast::StmtKind::Goto(_) => return err(span, "goto is not supported"),
-            ast::StmtKind::Labeled { .. } => return err(span, "labels (and goto) are not supported"),
+            ast::StmtKind::Labeled { .. } => {
+                return err(span, "labels (and goto) are not supported");
+            }
         }
         Ok(())
     }
@@ -211,7 +224,9 @@ impl Lowerer<'_> {
         if let Some(p) = fx.post.first() {
             return err(
                 p.span,
-                format!("a postfix ++/-- inside {ctx} is not supported; write it as a separate statement"),
+                format!(
+                    "a postfix ++/-- inside {ctx} is not supported; write it as a separate statement"
+                ),
             );
         }
         if !self.is_scalar(&cond.ty.ty) {
@@ -293,7 +308,13 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    fn switch(&mut self, selector: &ast::Expr, body: &ast::Stmt, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+    fn switch(
+        &mut self,
+        selector: &ast::Expr,
+        body: &ast::Stmt,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> R<()> {
         let saved = self.forbid.replace("a switch selector");
         let mut fx = Effects::default();
         let sel = self.expr(selector, &mut fx);
@@ -334,7 +355,8 @@ impl Lowerer<'_> {
                 match &cur.kind {
                     ast::StmtKind::Case { value, body } => {
                         let v = self.pure_expr(value, "a case label")?;
-                        let Some(n) = self.fold_int(&v).filter(|_| self.is_integer(&v.ty.ty)) else {
+                        let Some(n) = self.fold_int(&v).filter(|_| self.is_integer(&v.ty.ty))
+                        else {
                             return err(value.span, "a case label must be an integer constant");
                         };
                         if seen.contains(&n) {
@@ -364,7 +386,10 @@ impl Lowerer<'_> {
                 });
             }
             if cases.is_empty() {
-                return err(item.span, "a statement before the first case label of a switch is not supported");
+                return err(
+                    item.span,
+                    "a statement before the first case label of a switch is not supported",
+                );
             }
             if matches!(cur.kind, ast::StmtKind::Decl(_)) {
                 return err(
@@ -391,13 +416,19 @@ impl Lowerer<'_> {
         match value {
             None => {
                 if !is_void {
-                    return err(span, format!("non-void function '{name}' should return a value"));
+                    return err(
+                        span,
+                        format!("non-void function '{name}' should return a value"),
+                    );
                 }
                 out.push(stmt(StmtKind::Return(None), span));
             }
             Some(e) => {
                 if is_void {
-                    return err(e.span, format!("void function '{name}' should not return a value"));
+                    return err(
+                        e.span,
+                        format!("void function '{name}' should not return a value"),
+                    );
                 }
                 let v = self.condition_value(e, out)?;
                 self.check_convertible(&ret, &v, e.span, "return")?;
@@ -427,7 +458,10 @@ impl Lowerer<'_> {
                 return err(d.span, "typedef inside a function is not supported");
             }
             Some(ast::StorageClass::Extern) => {
-                return err(d.span, "extern declarations inside a function are not supported");
+                return err(
+                    d.span,
+                    "extern declarations inside a function are not supported",
+                );
             }
             Some(ast::StorageClass::Static) => Storage::Static,
             _ => Storage::Auto,
@@ -454,12 +488,16 @@ impl Lowerer<'_> {
             }
         };
         for decl in &d.declarators {
-            let (name, derived) = self.declarator(base.clone(), &decl.declarator, DeclCtx::Local)?;
+            let (name, derived) =
+                self.declarator(base.clone(), &decl.declarator, DeclCtx::Local)?;
             let Some((name, span)) = name else {
                 return err(decl.declarator.span, "declaration without a name");
             };
             let Derived::Value(mut ty) = derived else {
-                return err(span, "function declarations inside a function are not supported");
+                return err(
+                    span,
+                    "function declarations inside a function are not supported",
+                );
             };
             match self.resolve(&ty.ty) {
                 Type::Void => return err(span, format!("variable '{name}' has type void")),
@@ -467,16 +505,24 @@ impl Lowerer<'_> {
                     return err(span, format!("variable '{name}' has incomplete type '{n}'"));
                 }
                 Type::Array { len: None, .. } if decl.init.is_none() => {
-                    return err(span, format!("array '{name}' needs an explicit size or an initializer"));
+                    return err(
+                        span,
+                        format!("array '{name}' needs an explicit size or an initializer"),
+                    );
                 }
                 _ => {}
             }
-            if self.prog.scopes[self.scope.index()].vars.contains_key(&name) {
+            if self.prog.scopes[self.scope.index()]
+                .vars
+                .contains_key(&name)
+            {
                 return err(span, format!("redefinition of '{name}'"));
             }
             if let Some(f) = &self.f
                 && self.scope == f.body_scope
-                && self.prog.scopes[f.param_scope.index()].vars.contains_key(&name)
+                && self.prog.scopes[f.param_scope.index()]
+                    .vars
+                    .contains_key(&name)
             {
                 return err(span, format!("redefinition of parameter '{name}'"));
             }
@@ -557,13 +603,26 @@ impl Lowerer<'_> {
 
     /// Lowers an initializer for an object of type `ty`; completes the
     /// length of an array declared with `[]`.
-    pub(super) fn initializer(&mut self, i: &ast::Initializer, ty: &mut QualType, fx: &mut Effects) -> R<Init> {
+    pub(super) fn initializer(
+        &mut self,
+        i: &ast::Initializer,
+        ty: &mut QualType,
+        fx: &mut Effects,
+    ) -> R<Init> {
         self.initializer_depth(i, ty, fx, 0)
     }
 
-    fn initializer_depth(&mut self, i: &ast::Initializer, ty: &mut QualType, fx: &mut Effects, depth: usize) -> R<Init> {
+    fn initializer_depth(
+        &mut self,
+        i: &ast::Initializer,
+        ty: &mut QualType,
+        fx: &mut Effects,
+        depth: usize,
+    ) -> R<Init> {
         match i {
-            ast::Initializer::Designated(span) => err(*span, "designated initializers are not supported"),
+            ast::Initializer::Designated(span) => {
+                err(*span, "designated initializers are not supported")
+            }
             ast::Initializer::Expr(e) => {
                 let resolved = self.resolve(&ty.ty).clone();
                 if let Type::Array { elem, len } = &resolved {
@@ -635,7 +694,11 @@ impl Lowerer<'_> {
                 self.complete_array(ty, items.len() as u64, span);
             }
             Type::Struct(id) => {
-                let fields: Vec<QualType> = self.prog.structs[id.index()].fields.iter().map(|f| f.ty.clone()).collect();
+                let fields: Vec<QualType> = self.prog.structs[id.index()]
+                    .fields
+                    .iter()
+                    .map(|f| f.ty.clone())
+                    .collect();
                 if items.len() > fields.len() {
                     return err(span, "too many initializers for the struct");
                 }
@@ -688,7 +751,10 @@ fn comma_parts<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
 /// The number of bytes a string literal (with its quotes) stands for,
 /// without the terminating NUL.
 fn string_len(lit: &str) -> u64 {
-    let inner = lit.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(lit);
+    let inner = lit
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(lit);
     let bytes = inner.as_bytes();
     let mut i = 0;
     let mut n = 0;

@@ -5,8 +5,8 @@ use super::{Lowerer, R, err};
 use crate::front::ast;
 use crate::front::source::Span;
 use crate::il::{
-    ArrayLen, BinOp, Expr, ExprKind, Field, IntKind, QualType, RealKind, StructDef, StructId,
-    Type, UnOp,
+    ArrayLen, BinOp, Expr, ExprKind, Field, IntKind, QualType, RealKind, StructDef, StructId, Type,
+    UnOp,
 };
 
 /// The declaration specifiers of one declaration, interpreted.
@@ -86,7 +86,9 @@ impl Lowerer<'_> {
                         other_count += 1;
                         other = Some(self.struct_spec(s, allow_anonymous)?);
                     }
-                    ast::TypeSpecifier::Union(span) => return err(*span, "unions are not supported"),
+                    ast::TypeSpecifier::Union(span) => {
+                        return err(*span, "unions are not supported");
+                    }
                     ast::TypeSpecifier::Enum(span) => return err(*span, "enums are not supported"),
                     ast::TypeSpecifier::Named(name, span) => {
                         other_count += 1;
@@ -128,11 +130,17 @@ impl Lowerer<'_> {
             return Ok(Type::Opaque(format!("struct {tag}")));
         };
         if self.f.is_some() {
-            return err(s.span, "struct definitions inside functions are not supported");
+            return err(
+                s.span,
+                "struct definitions inside functions are not supported",
+            );
         }
         let id = match &s.tag {
             None if !allow_anonymous => {
-                return err(s.span, "anonymous structs are only supported directly in a typedef");
+                return err(
+                    s.span,
+                    "anonymous structs are only supported directly in a typedef",
+                );
             }
             None => self.new_struct(None, s.span),
             Some((tag, tag_span)) => match self.struct_tags.get(tag) {
@@ -153,9 +161,13 @@ impl Lowerer<'_> {
                 if let Some(w) = &fd.bit_width {
                     return err(w.span, "bit-fields are not supported");
                 }
-                let (name, derived) = self.declarator(specs.ty.clone(), &fd.declarator, DeclCtx::Field)?;
+                let (name, derived) =
+                    self.declarator(specs.ty.clone(), &fd.declarator, DeclCtx::Field)?;
                 let Some((name, span)) = name else {
-                    return err(fd.declarator.span, "anonymous struct fields are not supported");
+                    return err(
+                        fd.declarator.span,
+                        "anonymous struct fields are not supported",
+                    );
                 };
                 let Derived::Value(ty) = derived else {
                     return err(span, "function pointers are not supported");
@@ -233,7 +245,9 @@ impl Lowerer<'_> {
                 for q in qualifiers {
                     match q {
                         ast::Qualifier::Const => is_const = true,
-                        ast::Qualifier::Volatile => return err(d.span, "volatile is not supported"),
+                        ast::Qualifier::Volatile => {
+                            return err(d.span, "volatile is not supported");
+                        }
                         ast::Qualifier::Restrict => {}
                     }
                 }
@@ -279,7 +293,8 @@ impl Lowerer<'_> {
                     if specs.storage.is_some() || specs.inline {
                         return err(p.specs.span, "storage class in a parameter");
                     }
-                    let (name, derived) = self.declarator(specs.ty, &p.declarator, DeclCtx::Param)?;
+                    let (name, derived) =
+                        self.declarator(specs.ty, &p.declarator, DeclCtx::Param)?;
                     let Derived::Value(ty) = derived else {
                         return err(p.span, "function pointers are not supported");
                     };
@@ -313,10 +328,7 @@ impl Lowerer<'_> {
         let lowered = match lowered {
             Ok(x) => x,
             Err(d) if ctx == DeclCtx::Param => {
-                return err(
-                    d.span,
-                    "variable-length array parameters are not supported",
-                );
+                return err(d.span, "variable-length array parameters are not supported");
             }
             Err(d) => return Err(d),
         };
@@ -523,7 +535,12 @@ impl Lowerer<'_> {
                 Some(n) => format!("{}[{n}]", self.type_str(elem)),
                 None => format!("{}[]", self.type_str(elem)),
             },
-            Type::Struct(id) => match self.prog.structs.get(id.index()).and_then(|s| s.tag.clone()) {
+            Type::Struct(id) => match self
+                .prog
+                .structs
+                .get(id.index())
+                .and_then(|s| s.tag.clone())
+            {
                 Some(tag) => format!("struct {tag}"),
                 None => "struct <anonymous>".into(),
             },
@@ -596,7 +613,9 @@ impl Lowerer<'_> {
                     return None;
                 }
                 match &arg.kind {
-                    ExprKind::RealConst { value, .. } if value.is_finite() && value.abs() < 9e18 => {
+                    ExprKind::RealConst { value, .. }
+                        if value.is_finite() && value.abs() < 9e18 =>
+                    {
                         Some(*value as i64)
                     }
                     _ => self.fold(arg, d),
@@ -617,7 +636,15 @@ impl Lowerer<'_> {
 
     fn size_of(&self, ty: &Type) -> Option<i64> {
         match self.resolve(ty) {
-            Type::Struct(id) if !self.struct_defined.get(id.index()).copied().unwrap_or(false) => None,
+            Type::Struct(id)
+                if !self
+                    .struct_defined
+                    .get(id.index())
+                    .copied()
+                    .unwrap_or(false) =>
+            {
+                None
+            }
             Type::Array { len: None, .. } => None,
             _ => i64::try_from(self.prog.size_align(ty).0).ok(),
         }
@@ -641,7 +668,10 @@ fn basic_type(basics: &[(ast::BasicType, Span)], span: Span) -> R<Type> {
         count(B::Bool),
     );
     if basics.is_empty() {
-        return err(span, "missing type specifier (implicit int is not supported)");
+        return err(
+            span,
+            "missing type specifier (implicit int is not supported)",
+        );
     }
     let bad = || err(span, "invalid combination of type specifiers");
     if signed + unsigned > 1 || int > 1 || char > 1 || short > 1 || long > 2 {
