@@ -2,8 +2,9 @@
 //!
 //! `// aioli: head=NAME domain='...' flags='...'` for valid inputs and
 //! `// aioli: error=LINE:COL 'text'` for invalid ones (see
-//! `tests/fixtures/front/README.md`). Values are bare words or single-quoted
-//! strings without escapes.
+//! `tests/fixtures/front/README.md`). Values are bare words, or strings in
+//! single or double quotes without escapes (double quotes let a message
+//! contain `'`).
 
 use super::domain::DomainError;
 
@@ -71,12 +72,14 @@ fn key_values(text: &str) -> Result<Vec<(String, String)>, DomainError> {
     let mut out = Vec::new();
     let mut rest = text.trim_start();
     while !rest.is_empty() {
-        let (key, after_key) = match rest.find(['=', ' ', '\'']) {
+        let (key, after_key) = match rest.find(['=', ' ', '\'', '"']) {
             Some(i) if rest.as_bytes()[i] == b'=' => (&rest[..i], &rest[i + 1..]),
             _ => ("", rest),
         };
-        let (value, after_value) = if let Some(quoted) = after_key.strip_prefix('\'') {
-            let end = quoted.find('\'').ok_or_else(|| {
+        let quote = after_key.chars().next().filter(|c| *c == '\'' || *c == '"');
+        let (value, after_value) = if let Some(q) = quote {
+            let quoted = &after_key[1..];
+            let end = quoted.find(q).ok_or_else(|| {
                 DomainError::new(format!("unterminated quote in pragma '{text}'"))
             })?;
             (&quoted[..end], &quoted[end + 1..])
@@ -124,6 +127,19 @@ mod tests {
                 line: 4,
                 col: 24,
                 text: "unterminated string".into()
+            })
+        );
+    }
+
+    #[test]
+    fn double_quotes_allow_single_quotes_inside() {
+        let p = parse_pragma("// aioli: error=7:1 \"found '}'\"").unwrap();
+        assert_eq!(
+            p,
+            Pragma::Invalid(ExpectedError {
+                line: 7,
+                col: 1,
+                text: "found '}'".into()
             })
         );
     }
