@@ -366,14 +366,18 @@ impl InputBuilder<'_> {
     }
 
     fn real(&mut self, e: &Entry, kind: RealKind) -> f64 {
-        let v = match e.value {
+        match e.value {
+            ValueSpec::Single(n) if kind == RealKind::Float => n.as_f64() as f32 as f64,
             ValueSpec::Single(n) => n.as_f64(),
-            ValueSpec::Range { lo, hi } => self.rng.real_in(lo.as_f64(), hi.as_f64()),
-        };
-        if kind == RealKind::Float {
-            v as f32 as f64
-        } else {
-            v
+            ValueSpec::Range { lo, hi } => {
+                let (lo, hi) = (lo.as_f64(), hi.as_f64());
+                let v = self.rng.real_in(lo, hi);
+                if kind == RealKind::Float {
+                    float_inside(v, lo, hi)
+                } else {
+                    v
+                }
+            }
         }
     }
 
@@ -537,6 +541,34 @@ impl InputBuilder<'_> {
             fields,
         })
     }
+}
+
+/// `v` rounded to single precision, moved back inside `[lo, hi]` by one
+/// float step when rounding crossed a bound that is not a float itself
+/// (a domain like `[0.1,0.2]` must hold for the float the procedure gets).
+fn float_inside(v: f64, lo: f64, hi: f64) -> f64 {
+    let f = v as f32;
+    let step_down = |x: f32| {
+        f32::from_bits(if x > 0.0 {
+            x.to_bits() - 1
+        } else {
+            x.to_bits() + 1
+        })
+    };
+    let step_up = |x: f32| {
+        f32::from_bits(if x >= 0.0 {
+            x.to_bits() + 1
+        } else {
+            x.to_bits() - 1
+        })
+    };
+    let f = if (f as f64) > hi && f != 0.0 {
+        step_down(f)
+    } else {
+        f
+    };
+    let f = if (f as f64) < lo { step_up(f) } else { f };
+    f as f64
 }
 
 fn out_of_range(e: &Entry, v: i64) -> DomainError {

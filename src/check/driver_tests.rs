@@ -468,3 +468,29 @@ fn a_file_with_main_is_refused() {
     let err = generate_driver(&b.p, &inputs, Path::new("f.c")).unwrap_err();
     assert_eq!(err, DriverError::DefinesMain);
 }
+
+#[test]
+fn float_inputs_stay_inside_ranges_that_are_not_floats() {
+    let mut b = Builder::new();
+    b.proc(
+        "f",
+        Type::Void,
+        &[("x", ptr(Type::Real(RealKind::Float)))],
+        true,
+    );
+    for (lo, hi) in [(0.1, 0.1), (-0.3, -0.3), (0.1, 0.2), (-0.7, -0.1)] {
+        let d = Domain::parse(&format!("x[64]=[{lo},{hi}]")).unwrap();
+        let inputs = compute_inputs(&b.p, "f", &d, 3).unwrap();
+        let ArgValue::RealArray(x) = &inputs.args[0] else {
+            panic!()
+        };
+        for v in x {
+            assert!(*v == *v as f32 as f64);
+            // A single-point range that is not a float has no float inside;
+            // the nearest float inside is then one step away at most.
+            if lo < hi {
+                assert!((lo..=hi).contains(v), "{v} outside [{lo},{hi}]");
+            }
+        }
+    }
+}
