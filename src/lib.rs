@@ -4,6 +4,7 @@
 //! simplification, back (IL → C). See `ARCHITECTURE.md` for the code map.
 
 pub mod back;
+pub mod check;
 pub mod front;
 pub mod il;
 pub mod interp;

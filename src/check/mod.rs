@@ -1,0 +1,16 @@
+//! Validation support (CONTRACT §6): input domains, reproducible random
+//! inputs, and generated C drivers that call a head procedure and print its
+//! outputs, so that compiled code and the IL interpreter can be compared.
+//!
+//! - [`domain`]: the `--domain` language;
+//! - [`rng`]: a deterministic generator;
+//! - [`driver`]: concrete inputs, the driver's C text and the output order;
+//! - [`pragma`]: the `// aioli:` configuration line of test fixtures.
+
+pub mod domain;
+pub mod driver;
+pub mod pragma;
+pub mod rng;
+
+#[cfg(test)]
+mod driver_tests;

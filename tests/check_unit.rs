@@ -1,0 +1,230 @@
+//! The fixture corpus against the C compiler and the check driver.
+//!
+//! - every valid fixture has a well-formed pragma and compiles warning-free
+//!   with `cc -std=c99 -Wall -Wextra`;
+//! - together they call every `<math.h>` function of CONTRACT §4;
+//! - every valid fixture loads through the front end, gets inputs from its
+//!   domain, and its generated driver compiles and runs, printing one line
+//!   per described output;
+//! - every invalid fixture is rejected at the location, and with words,
+//!   its pragma gives.
+
+use aioli::check::domain::Domain;
+use aioli::check::driver::{compute_inputs, describe_outputs, generate_driver};
+use aioli::check::pragma::{FixtureConfig, Pragma, parse_pragma};
+use aioli::front::FrontOptions;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture_dir(kind: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(kind)
+}
+
+fn c_files(kind: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture_dir(kind))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn first_line(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    let end = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+fn config(path: &Path) -> FixtureConfig {
+    match parse_pragma(&first_line(path)) {
+        Ok(Pragma::Valid(c)) => c,
+        other => panic!("{}: bad pragma: {other:?}", path.display()),
+    }
+}
+
+fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
+}
+
+/// The pragma's flags as front-end options, `-I` relative to the fixture
+/// directory.
+fn front_options(flags: &[String], dir: &Path) -> FrontOptions {
+    let mut opts = FrontOptions::default();
+    for f in flags {
+        if let Some(d) = f.strip_prefix("-I") {
+            opts.include_dirs.push(dir.join(d));
+        } else if let Some(def) = f.strip_prefix("-D") {
+            match def.split_once('=') {
+                Some((n, v)) => opts.defines.push((n.to_string(), Some(v.to_string()))),
+                None => opts.defines.push((def.to_string(), None)),
+            }
+        } else {
+            panic!("unexpected flag {f}");
+        }
+    }
+    opts
+}
+
+/// The pragma's flags for `cc`, `-I` made absolute.
+fn cc_flags(flags: &[String], dir: &Path) -> Vec<String> {
+    flags
+        .iter()
+        .map(|f| match f.strip_prefix("-I") {
+            Some(d) => format!("-I{}", dir.join(d).display()),
+            None => f.clone(),
+        })
+        .collect()
+}
+
+#[test]
+fn corpus_is_large_enough() {
+    assert!(c_files("front").len() >= 34);
+    assert!(c_files("invalid").len() >= 18);
+}
+
+#[test]
+fn valid_fixtures_compile_without_warnings() {
+    let dir = fixture_dir("front");
+    let out = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for path in c_files("front") {
+        let cfg = config(&path);
+        Domain::parse(&cfg.domain).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let result = Command::new(cc())
+            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-c", "-o"])
+            .arg(out.path().join("x.o"))
+            .args(cc_flags(&cfg.flags, &dir))
+            .arg(&path)
+            .output()
+            .unwrap();
+        if !result.status.success() {
+            failures.push(format!(
+                "{}:\n{}",
+                path.display(),
+                String::from_utf8_lossy(&result.stderr)
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_math_function_appears_in_a_fixture() {
+    let text: String = c_files("front")
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    for f in [
+        "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "sin",
+        "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh",
+        "atanh", "hypot", "fabs", "fmin", "fmax", "erf", "erfc", "lgamma", "tgamma", "floor",
+        "ceil", "round", "fmod", "copysign",
+    ] {
+        let call = format!("{f}(");
+        let found = text.match_indices(&call).any(|(i, _)| {
+            !text[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        assert!(found, "no fixture calls {f}");
+    }
+}
+
+#[test]
+fn invalid_fixtures_are_rejected_where_expected() {
+    let mut failures = Vec::new();
+    for path in c_files("invalid") {
+        let expected = match parse_pragma(&first_line(&path)) {
+            Ok(Pragma::Invalid(e)) => e,
+            other => panic!("{}: bad pragma: {other:?}", path.display()),
+        };
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        match aioli::front::load(&path, &FrontOptions::default()) {
+            Ok(_) => failures.push(format!("{name}: accepted")),
+            Err((sources, d)) => {
+                let (line, col) = sources.file(d.span.file).line_col(d.span.lo as usize);
+                if (line, col) != (expected.line, expected.col)
+                    || !d.message.contains(&expected.text)
+                {
+                    failures.push(format!(
+                        "{name}: got {line}:{col} {:?}, expected {}:{} containing {:?}",
+                        d.message, expected.line, expected.col, expected.text
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Loads one fixture, generates its driver, compiles and runs it; returns
+/// a description of the first problem.
+fn run_fixture_driver(path: &Path, work: &Path) -> Result<(), String> {
+    let dir = fixture_dir("front");
+    let cfg = config(path);
+    let loaded =
+        aioli::front::load(path, &front_options(&cfg.flags, &dir)).map_err(|(sources, d)| {
+            format!("front end: {}: {}", sources.location(d.span), d.message)
+        })?;
+    let domain = Domain::parse(&cfg.domain).map_err(|e| e.to_string())?;
+    let inputs =
+        compute_inputs(&loaded.program, &cfg.head, &domain, 2026).map_err(|e| e.to_string())?;
+    let absolute = std::fs::canonicalize(path).unwrap();
+    let text = generate_driver(&loaded.program, &inputs, &absolute).map_err(|e| e.to_string())?;
+    let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let source = work.join(format!("{stem}_driver.c"));
+    let exe = work.join(&stem);
+    std::fs::write(&source, &text).unwrap();
+    let build = Command::new(cc())
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&exe)
+        .args(cc_flags(&cfg.flags, &dir))
+        .arg(&source)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    if !build.status.success() {
+        return Err(format!(
+            "driver does not compile:\n{}",
+            String::from_utf8_lossy(&build.stderr)
+        ));
+    }
+    let run = Command::new(&exe).output().unwrap();
+    if !run.status.success() {
+        return Err(format!("driver exits with {}", run.status));
+    }
+    let printed = String::from_utf8_lossy(&run.stdout).lines().count();
+    let expected = describe_outputs(&loaded.program, &inputs).len();
+    if printed != expected || printed == 0 {
+        return Err(format!(
+            "driver printed {printed} lines, {expected} described"
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_fixture_runs_through_its_generated_driver() {
+    let work = tempfile::tempdir().unwrap();
+    let failures: Vec<String> = c_files("front")
+        .iter()
+        .filter_map(|p| {
+            run_fixture_driver(p, work.path())
+                .err()
+                .map(|e| format!("{}: {e}", p.file_name().unwrap().to_string_lossy()))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} fixtures fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
