@@ -246,8 +246,12 @@ pub fn random_program(seed: u64, config: &GenConfig) -> RandomProgram {
     let mut scale = 1.0;
     // Retry with smaller budgets when a program comes out too long; the
     // attempts are seeded from `seed`, so the result stays deterministic.
-    for attempt in 0..8u64 {
-        let source = Gen::new(seed.wrapping_add(attempt.wrapping_mul(0x9E37_79B9)), config, scale)
+    for attempt in 0..12u64 {
+        let mut gen_config = config.clone();
+        if attempt >= 4 {
+            gen_config.max_helpers = config.min_helpers;
+        }
+        let source = Gen::new(seed.wrapping_add(attempt.wrapping_mul(0x9E37_79B9)), &gen_config, scale)
             .program();
         let lines = source.lines().count();
         let better = match &best {
@@ -260,7 +264,7 @@ pub fn random_program(seed: u64, config: &GenConfig) -> RandomProgram {
         if lines <= config.max_lines {
             break;
         }
-        scale *= 0.75;
+        scale *= 0.8;
     }
     let n = config.n.max(1);
     RandomProgram {
@@ -783,7 +787,8 @@ impl<'c> Gen<'c> {
                 ],
                 Ret::Real { float: true },
             ),
-            5 => (
+            // An int result computed from reals is not smooth.
+            5 if self.f().discontinuous => (
                 vec![
                     ("k".into(), PKind::Int { lo: 0, hi: 9 }),
                     ("u".into(), PKind::Real { float: false }),
@@ -1123,6 +1128,17 @@ impl<'c> Gen<'c> {
             .any(|scope| scope.iter().any(|w| w.name == v.name))
     }
 
+    /// One of `cands`, preferring locals and parameters over globals so that
+    /// the program works on its data rather than on its constants.
+    fn pick_var(&mut self, cands: &[At]) -> At {
+        let locals: Vec<At> = cands.iter().copied().filter(|&at| at.0 > 0).collect();
+        if !locals.is_empty() && self.rng.chance(0.85) {
+            *self.rng.pick(&locals)
+        } else {
+            *self.rng.pick(cands)
+        }
+    }
+
     fn var(&self, at: At) -> &Var {
         &self.p.scopes[at.0][at.1]
     }
@@ -1380,7 +1396,7 @@ impl<'c> Gen<'c> {
         if cands.is_empty() {
             return None;
         }
-        let at = *self.rng.pick(&cands);
+        let at = self.pick_var(&cands);
         let v = self.var(at).clone();
         Some(match v.kind {
             Kind::Real { float, .. } => (v.name, float),
@@ -2104,7 +2120,7 @@ impl<'c> Gen<'c> {
         let w = [2, if cands.is_empty() { 0 } else { 12 }, 1];
         match self.rng.weighted(&w) {
             1 => {
-                let at = *self.rng.pick(&cands);
+                let at = self.pick_var(&cands);
                 let v = self.mark(at);
                 match v.kind {
                     Kind::Real { bound, .. } => (v.name, bound),
@@ -2145,7 +2161,8 @@ impl<'c> Gen<'c> {
             return self.real_atom();
         }
         let disc = self.f().discontinuous;
-        let (s, b) = match self.rng.weighted(&[5, 4, 2, 1, 6, if disc { 1 } else { 0 }, 1]) {
+        let cast = if self.f().casts && self.f().floats { 1 } else { 0 };
+        let (s, b) = match self.rng.weighted(&[10, 8, 4, 2, 12, if disc { 2 } else { 0 }, cast]) {
             0 => {
                 let (l, lb) = self.real_expr(depth - 1);
                 let (r, rb) = self.real_expr(depth - 1);
@@ -2323,7 +2340,7 @@ impl<'c> Gen<'c> {
         let w = [3, if cands.is_empty() { 0 } else { 10 }, 1, if disc_cast { 1 } else { 0 }];
         match self.rng.weighted(&w) {
             1 => {
-                let at = *self.rng.pick(&cands);
+                let at = self.pick_var(&cands);
                 let v = self.mark(at);
                 match v.kind {
                     Kind::Int { lo, hi, .. } => IE { s: v.name, lo, hi },
@@ -2492,7 +2509,7 @@ impl<'c> Gen<'c> {
         ];
         match self.rng.weighted(&w) {
             0 => {
-                let at = *self.rng.pick(&fits);
+                let at = self.pick_var(&fits);
                 self.mark(at).name
             }
             1 => {
