@@ -1,1 +1,193 @@
-//! Declarations the tool knows for system headers. (Stub: being written.)
+//! Declarations the tool knows for system headers.
+//!
+//! An `#include <name.h>` of a header listed here is preprocessed as a
+//! virtual file holding these plain C declarations, so that the parser and
+//! lowering know the standard functions' signatures. The output keeps the
+//! `#include` line verbatim; these texts never reach generated code.
+//!
+//! Prototypes leave their parameters unnamed so that a user macro cannot
+//! collide with a parameter name. `size_t` is declared under a shared guard
+//! so that several headers can declare it in one translation unit.
+
+/// The shared declaration of `size_t`, guarded so it appears once.
+const SIZE_T: &str = "#ifndef __aioli_size_t
+#define __aioli_size_t 1
+typedef unsigned long size_t;
+#endif
+";
+
+/// `NULL` is self-referential: the identifier reaches the parser, and
+/// lowering treats it as the null pointer constant.
+const NULL: &str = "#define NULL NULL\n";
+
+/// Every `<math.h>` function of one argument the tool declares.
+const MATH_UNARY: &[&str] = &[
+    "sqrt", "cbrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "erf",
+    "erfc", "lgamma", "tgamma", "floor", "ceil", "round", "trunc",
+];
+
+/// Every `<math.h>` function of two arguments the tool declares.
+const MATH_BINARY: &[&str] = &["pow", "atan2", "hypot", "fmin", "fmax", "fmod", "copysign"];
+
+const MATH_MACROS: &str = "#define M_PI 3.14159265358979323846
+#define M_E 2.7182818284590452354
+#define M_SQRT2 1.41421356237309504880
+#define M_LN2 0.69314718055994530942
+#define HUGE_VAL (1.0/0.0)
+#define INFINITY (1.0/0.0)
+#define NAN (0.0/0.0)
+";
+
+const STDLIB: &str = "void *malloc(size_t);
+void *calloc(size_t, size_t);
+void *realloc(void *, size_t);
+void free(void *);
+int abs(int);
+long labs(long);
+void exit(int);
+int atoi(const char *);
+double atof(const char *);
+int rand(void);
+void srand(unsigned int);
+#define RAND_MAX 2147483647
+#define EXIT_SUCCESS 0
+#define EXIT_FAILURE 1
+";
+
+const STDDEF: &str = "typedef long ptrdiff_t;\n";
+
+const STDIO: &str = "typedef struct _IO_FILE FILE;
+extern FILE *stdout;
+extern FILE *stderr;
+int printf(const char *, ...);
+int fprintf(FILE *, const char *, ...);
+int sprintf(char *, const char *, ...);
+int snprintf(char *, size_t, const char *, ...);
+int puts(const char *);
+int putchar(int);
+";
+
+const STRING: &str = "void *memcpy(void *, const void *, size_t);
+void *memmove(void *, const void *, size_t);
+void *memset(void *, int, size_t);
+size_t strlen(const char *);
+int strcmp(const char *, const char *);
+char *strcpy(char *, const char *);
+";
+
+const FLOAT: &str = "#define DBL_MAX 1.7976931348623157e+308
+#define DBL_MIN 2.2250738585072014e-308
+#define DBL_EPSILON 2.2204460492503131e-16
+#define FLT_MAX 3.40282347e+38F
+#define FLT_EPSILON 1.19209290e-07F
+";
+
+const LIMITS: &str = "#define INT_MAX 2147483647
+#define INT_MIN (-INT_MAX - 1)
+#define LONG_MAX 9223372036854775807L
+";
+
+const STDBOOL: &str = "#define bool _Bool
+#define true 1
+#define false 0
+";
+
+const ASSERT: &str = "#define assert(e) ((void)0)\n";
+
+/// The headers [`header_text`] knows, by the name written between `<>`.
+const KNOWN: &[&str] = &[
+    "math.h",
+    "stdlib.h",
+    "stddef.h",
+    "stdio.h",
+    "string.h",
+    "float.h",
+    "limits.h",
+    "stdbool.h",
+    "assert.h",
+];
+
+/// The names of the system headers the tool has declarations for.
+pub fn known_headers() -> &'static [&'static str] {
+    KNOWN
+}
+
+/// The C declarations the tool uses for system header `name` (as written
+/// between `<>`, e.g. `math.h`), or `None` when it knows nothing of it.
+pub fn header_text(name: &str) -> Option<&'static str> {
+    use std::sync::OnceLock;
+    static TEXTS: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
+    let texts = TEXTS.get_or_init(|| KNOWN.iter().map(|&n| (n, build(n))).collect());
+    texts
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| text.as_str())
+}
+
+/// Assembles the text of one known header.
+fn build(name: &str) -> String {
+    let mut text = String::new();
+    match name {
+        "math.h" => {
+            text.push_str(MATH_MACROS);
+            for f in MATH_UNARY {
+                text.push_str(&format!("double {f}(double);\nfloat {f}f(float);\n"));
+            }
+            for f in MATH_BINARY {
+                text.push_str(&format!(
+                    "double {f}(double, double);\nfloat {f}f(float, float);\n"
+                ));
+            }
+        }
+        "stdlib.h" => {
+            text.push_str(SIZE_T);
+            text.push_str(NULL);
+            text.push_str(STDLIB);
+        }
+        "stddef.h" => {
+            text.push_str(SIZE_T);
+            text.push_str(NULL);
+            text.push_str(STDDEF);
+        }
+        "stdio.h" => {
+            text.push_str(SIZE_T);
+            text.push_str(NULL);
+            text.push_str(STDIO);
+        }
+        "string.h" => {
+            text.push_str(SIZE_T);
+            text.push_str(NULL);
+            text.push_str(STRING);
+        }
+        "float.h" => text.push_str(FLOAT),
+        "limits.h" => text.push_str(LIMITS),
+        "stdbool.h" => text.push_str(STDBOOL),
+        "assert.h" => text.push_str(ASSERT),
+        _ => {}
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_header_has_text() {
+        for name in known_headers() {
+            assert!(header_text(name).is_some_and(|t| !t.is_empty()), "{name}");
+        }
+        assert!(header_text("unistd.h").is_none());
+    }
+
+    #[test]
+    fn math_declares_double_and_float_versions() {
+        let math = header_text("math.h").unwrap_or_default();
+        for f in ["sqrt", "trunc", "pow", "copysign", "lgamma"] {
+            assert!(math.contains(&format!(" {f}(")), "{f}");
+            assert!(math.contains(&format!(" {f}f(")), "{f}f");
+        }
+        assert!(math.contains("#define INFINITY (1.0/0.0)"));
+    }
+}

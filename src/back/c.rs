@@ -1,0 +1,1308 @@
+//! The C back end: prints the IL as C a person recognises as their own.
+//!
+//! Layout is done by the `pretty` crate at 100 columns: 4-space indentation,
+//! K&R braces for statements and a brace on its own line for function
+//! bodies. Printing hints of the IL (assignment sugar, user parentheses,
+//! allocation forms, `decl_init`) and the folding of lowering temporaries
+//! ([`super::plan`]) make the output read like the input.
+
+use super::plan::{Plan, key, plan};
+use crate::front::source::SourceMap;
+use crate::il::{
+    AllocForm, AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, IntKind, ItemKind,
+    LoopHeader, Procedure, Program, QualType, RealKind, Stmt, StmtKind, Storage, StructId,
+    SwitchCase, SymId, Type, TypedefId, UnOp,
+};
+use pretty::RcDoc;
+use std::collections::{HashMap, HashSet};
+
+type Doc = RcDoc<'static, ()>;
+
+/// Line width the printer aims for.
+const WIDTH: usize = 100;
+/// Spaces per indentation level.
+const INDENT: isize = 4;
+
+/// Prints a program as C source. Items from included local headers are
+/// replaced by their `#include` line.
+pub fn print_c(program: &Program, sources: &SourceMap) -> String {
+    let _ = sources;
+    let printer = CPrinter::new(program);
+    let doc = printer.program();
+    finish(&doc)
+}
+
+/// Renders a document and strips the trailing blanks that indentation
+/// leaves on empty lines.
+fn finish(doc: &Doc) -> String {
+    let raw = render(doc);
+    let mut out = String::with_capacity(raw.len() + 1);
+    for line in raw.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    while out.ends_with("\n\n") {
+        out.pop();
+    }
+    if out == "\n" {
+        out.clear();
+    }
+    out
+}
+
+fn render(doc: &Doc) -> String {
+    let mut buf = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = doc.render(WIDTH, &mut buf);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+fn text(s: impl Into<String>) -> Doc {
+    RcDoc::text(s.into())
+}
+
+fn parens(d: Doc) -> Doc {
+    text("(").append(d).append(text(")"))
+}
+
+/// `name(a, b)`, breaking after `(` and between arguments when too long.
+fn call_doc(name: String, args: Vec<Doc>) -> Doc {
+    if args.is_empty() {
+        return text(format!("{name}()"));
+    }
+    text(format!("{name}("))
+        .append(
+            RcDoc::line_()
+                .append(RcDoc::intersperse(args, text(",").append(RcDoc::line())))
+                .nest(INDENT),
+        )
+        .append(RcDoc::line_())
+        .append(text(")"))
+        .group()
+}
+
+/// A comment on its own lines at the current indentation. A block comment
+/// keeps the shape of its continuation lines relative to each other.
+fn comment_doc(comment: &str) -> Doc {
+    let lines: Vec<&str> = comment.lines().collect();
+    let Some((first, rest)) = lines.split_first() else {
+        return text(comment.trim().to_string());
+    };
+    if rest.is_empty() {
+        return text(first.trim().to_string());
+    }
+    let starred = rest.iter().all(|l| {
+        let t = l.trim_start();
+        t.is_empty() || t.starts_with('*')
+    });
+    let min_indent = rest
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut doc = text(first.trim().to_string());
+    for l in rest {
+        let shown = if l.trim().is_empty() {
+            String::new()
+        } else if starred {
+            format!(" {}", l.trim())
+        } else {
+            l.get(min_indent..)
+                .unwrap_or(l.trim_start())
+                .trim_end()
+                .to_string()
+        };
+        doc = doc.append(RcDoc::hardline()).append(text(shown));
+    }
+    doc
+}
+
+fn leading_comments(comments: &[String]) -> Doc {
+    RcDoc::concat(
+        comments
+            .iter()
+            .map(|c| comment_doc(c).append(RcDoc::hardline())),
+    )
+}
+
+fn with_trailing(doc: Doc, trailing: Option<&String>) -> Doc {
+    match trailing {
+        Some(c) => doc.append(text("  ")).append(comment_doc(c)),
+        None => doc,
+    }
+}
+
+/// C precedence levels, higher binds tighter.
+mod prec {
+    pub const COND: u8 = 3;
+    pub const OR: u8 = 4;
+    pub const UNARY: u8 = 14;
+    pub const POSTFIX: u8 = 15;
+}
+
+fn binop_info(op: BinOp) -> (&'static str, u8) {
+    use BinOp::*;
+    match op {
+        Mul => ("*", 13),
+        Div => ("/", 13),
+        Rem => ("%", 13),
+        Add => ("+", 12),
+        Sub => ("-", 12),
+        Shl => ("<<", 11),
+        Shr => (">>", 11),
+        Lt => ("<", 10),
+        Le => ("<=", 10),
+        Gt => (">", 10),
+        Ge => (">=", 10),
+        Eq => ("==", 9),
+        Ne => ("!=", 9),
+        BitAnd => ("&", 8),
+        BitXor => ("^", 7),
+        BitOr => ("|", 6),
+        And => ("&&", 5),
+        Or => ("||", 4),
+    }
+}
+
+fn is_comparison(op: BinOp) -> bool {
+    use BinOp::*;
+    matches!(op, Lt | Le | Gt | Ge | Eq | Ne)
+}
+
+/// Parentheses C does not need but `gcc -Wparentheses` asks for, so that
+/// generated code compiles without warnings.
+fn clarity_parens(parent: BinOp, child: &Expr, is_lhs: bool) -> bool {
+    use BinOp::*;
+    match &child.kind {
+        ExprKind::Binary { op, .. } => match parent {
+            Or => *op == And,
+            Shl | Shr => matches!(op, Add | Sub),
+            BitAnd | BitOr | BitXor => *op != parent,
+            _ if is_comparison(parent) => is_comparison(*op),
+            _ => false,
+        },
+        // `!a == b` trips -Wlogical-not-parentheses.
+        ExprKind::Unary { op: UnOp::Not, .. } => is_lhs && is_comparison(parent),
+        _ => false,
+    }
+}
+
+/// Structural equality of expressions, ignoring spans and parentheses.
+pub(crate) fn same_expr(a: &Expr, b: &Expr) -> bool {
+    use ExprKind::*;
+    match (&a.kind, &b.kind) {
+        (IntConst { value: x, .. }, IntConst { value: y, .. }) => x == y,
+        (RealConst { value: x, .. }, RealConst { value: y, .. }) => x.to_bits() == y.to_bits(),
+        (CharConst { value: x, .. }, CharConst { value: y, .. }) => x == y,
+        (StrConst(x), StrConst(y)) => x == y,
+        (Var(x), Var(y)) => x == y,
+        (
+            Index {
+                base: b1,
+                index: i1,
+            },
+            Index {
+                base: b2,
+                index: i2,
+            },
+        ) => same_expr(b1, b2) && same_expr(i1, i2),
+        (
+            Field {
+                base: b1,
+                strukt: s1,
+                field: f1,
+            },
+            Field {
+                base: b2,
+                strukt: s2,
+                field: f2,
+            },
+        ) => s1 == s2 && f1 == f2 && same_expr(b1, b2),
+        (Deref(x), Deref(y)) | (AddrOf(x), AddrOf(y)) | (SizeOfExpr(x), SizeOfExpr(y)) => {
+            same_expr(x, y)
+        }
+        (Unary { op: o1, arg: a1 }, Unary { op: o2, arg: a2 }) => o1 == o2 && same_expr(a1, a2),
+        (
+            Binary {
+                op: o1,
+                lhs: l1,
+                rhs: r1,
+            },
+            Binary {
+                op: o2,
+                lhs: l2,
+                rhs: r2,
+            },
+        ) => o1 == o2 && same_expr(l1, l2) && same_expr(r1, r2),
+        (Intrinsic { call: c1, args: a1 }, Intrinsic { call: c2, args: a2 }) => {
+            c1 == c2 && a1.len() == a2.len() && a1.iter().zip(a2).all(|(x, y)| same_expr(x, y))
+        }
+        (Cast { to: t1, arg: a1 }, Cast { to: t2, arg: a2 }) => t1 == t2 && same_expr(a1, a2),
+        (
+            Cond {
+                cond: c1,
+                then: t1,
+                other: o1,
+            },
+            Cond {
+                cond: c2,
+                then: t2,
+                other: o2,
+            },
+        ) => same_expr(c1, c2) && same_expr(t1, t2) && same_expr(o1, o2),
+        (SizeOfType(x), SizeOfType(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// `e` without a conversion the lowering inserted around it.
+fn strip_cast(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Cast { arg, .. } if !e.parens => arg,
+        _ => e,
+    }
+}
+
+/// For `lhs = rhs` with `rhs` of the shape `lhs op e` (possibly converted
+/// back to the type of `lhs`), the operand `e`.
+fn compound_operand<'e>(lhs: &Expr, rhs: &'e Expr, want: BinOp) -> Option<&'e Expr> {
+    let inner = match &rhs.kind {
+        ExprKind::Cast { to, arg } if to.ty == lhs.ty.ty && !rhs.parens => arg.as_ref(),
+        _ => rhs,
+    };
+    match &inner.kind {
+        ExprKind::Binary { op, lhs: l, rhs: r }
+            if *op == want && !inner.parens && same_expr(strip_cast(l), lhs) =>
+        {
+            Some(r)
+        }
+        _ => None,
+    }
+}
+
+fn is_one(e: &Expr) -> bool {
+    match &strip_cast(e).kind {
+        ExprKind::IntConst { value, .. } | ExprKind::CharConst { value, .. } => *value == 1,
+        ExprKind::RealConst { value, .. } => *value == 1.0,
+        _ => false,
+    }
+}
+
+/// A real literal spelled in the shortest form that reads back as the same
+/// `double`, always with a `.` or an exponent.
+pub(crate) fn real_text(value: f64) -> String {
+    if value.is_nan() {
+        return "(0.0 / 0.0)".to_string();
+    }
+    if value.is_infinite() {
+        return if value > 0.0 {
+            "(1.0 / 0.0)"
+        } else {
+            "(-1.0 / 0.0)"
+        }
+        .to_string();
+    }
+    let s = format!("{value:?}");
+    if s.contains(['.', 'e', 'E']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+struct CPrinter<'a> {
+    program: &'a Program,
+    /// Typedef items that carry the definition of a struct: for a struct
+    /// without an item of its own, the first typedef naming exactly it.
+    typedef_bodies: HashMap<TypedefId, StructId>,
+}
+
+/// The statement-level context: the plan of the enclosing procedure.
+struct Ctx<'p, 'a> {
+    plan: &'p Plan<'a>,
+}
+
+impl<'a> CPrinter<'a> {
+    fn new(program: &'a Program) -> CPrinter<'a> {
+        let struct_items: HashSet<StructId> = program
+            .items
+            .iter()
+            .filter_map(|i| match i.kind {
+                ItemKind::Struct(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        let mut typedef_bodies = HashMap::new();
+        let mut defined: HashSet<StructId> = HashSet::new();
+        for item in &program.items {
+            if let ItemKind::Typedef(t) = item.kind
+                && let Some(td) = program.typedefs.get(t.index())
+                && let Type::Struct(s) = td.ty.ty
+                && !td.ty.is_const
+                && !struct_items.contains(&s)
+                && program.structs.get(s.index()).is_some()
+                && defined.insert(s)
+            {
+                typedef_bodies.insert(t, s);
+            }
+        }
+        CPrinter {
+            program,
+            typedef_bodies,
+        }
+    }
+
+    // -- program and items ---------------------------------------------------
+
+    fn program(&self) -> Doc {
+        let empty_plan = Plan::default();
+        let ctx = Ctx { plan: &empty_plan };
+        let mut docs: Vec<(Doc, bool, u8)> = Vec::new();
+        for item in &self.program.items {
+            if item.file != self.program.main_file {
+                continue;
+            }
+            let (doc, group) = match &item.kind {
+                ItemKind::SystemInclude(s) => (include_line(s), 0),
+                ItemKind::LocalInclude { written, .. } => (include_line(written), 0),
+                ItemKind::Typedef(t) => (self.typedef_item(*t), 1),
+                ItemKind::Struct(s) => (self.struct_body(*s).append(text(";")), 2),
+                ItemKind::Globals {
+                    base,
+                    storage,
+                    vars,
+                } => (
+                    self.declaration(base, *storage, vars, None, &ctx)
+                        .append(text(";")),
+                    1,
+                ),
+                ItemKind::Prototype(p) => match self.program.procs.get(p.index()) {
+                    Some(proc) => (self.proc_header(proc).append(text(";")), 1),
+                    None => continue,
+                },
+                ItemKind::Function(p) => match self.program.procs.get(p.index()) {
+                    Some(proc) => (self.function(proc), 2),
+                    None => continue,
+                },
+            };
+            let mut comments: Vec<String> = item.comments.leading.clone();
+            let mut trailing = item.comments.trailing.as_ref();
+            if let ItemKind::Function(p) | ItemKind::Prototype(p) = &item.kind
+                && let Some(proc) = self.program.procs.get(p.index())
+                && proc.comments != item.comments
+            {
+                comments.extend(proc.comments.leading.iter().cloned());
+                trailing = trailing.or(proc.comments.trailing.as_ref());
+            }
+            let doc = leading_comments(&comments).append(with_trailing(doc, trailing));
+            docs.push((doc, group == 2, group));
+        }
+        let mut out = RcDoc::nil();
+        let mut prev: Option<(bool, u8)> = None;
+        for (doc, spacious, group) in docs {
+            if let Some((prev_spacious, prev_group)) = prev {
+                out = out.append(RcDoc::hardline());
+                if spacious || prev_spacious || group != prev_group {
+                    out = out.append(RcDoc::hardline());
+                }
+            }
+            out = out.append(doc);
+            prev = Some((spacious, group));
+        }
+        out.append(RcDoc::hardline())
+    }
+
+    /// `typedef T name;`, or `typedef struct [tag] { ... } name;` at the
+    /// typedef that defines a struct.
+    fn typedef_item(&self, id: TypedefId) -> Doc {
+        let Some(td) = self.program.typedefs.get(id.index()) else {
+            return RcDoc::nil();
+        };
+        let leaf = leaf(&td.ty);
+        let base = match self.typedef_bodies.get(&id) {
+            Some(s) => self.struct_body(*s),
+            None => text(self.base_name(leaf)),
+        };
+        let decl = self.declarator(&td.ty, leaf, td.name.clone());
+        text("typedef ")
+            .append(base)
+            .append(text(" "))
+            .append(text(decl.unwrap_or_else(|| td.name.clone())))
+            .append(text(";"))
+    }
+
+    fn struct_body(&self, id: StructId) -> Doc {
+        let Some(def) = self.program.structs.get(id.index()) else {
+            return RcDoc::nil();
+        };
+        let head = match &def.tag {
+            Some(tag) => format!("struct {tag} {{"),
+            None => "struct {".to_string(),
+        };
+        let fields = def.fields.iter().map(|f| {
+            let leaf = leaf(&f.ty);
+            let decl = self
+                .declarator(&f.ty, leaf, f.name.clone())
+                .unwrap_or_else(|| f.name.clone());
+            let line = text(format!("{} {};", self.base_name(leaf), decl));
+            RcDoc::hardline()
+                .append(leading_comments(&f.comments.leading))
+                .append(with_trailing(line, f.comments.trailing.as_ref()))
+        });
+        text(head)
+            .append(RcDoc::concat(fields).nest(INDENT))
+            .append(RcDoc::hardline())
+            .append(text("}"))
+    }
+
+    fn proc_header(&self, proc: &Procedure) -> Doc {
+        let mut prefix = String::new();
+        match proc.storage {
+            Storage::Static => prefix.push_str("static "),
+            Storage::Extern => prefix.push_str("extern "),
+            Storage::Auto => {}
+        }
+        if proc.is_inline {
+            prefix.push_str("inline ");
+        }
+        let params: Vec<Doc> = proc
+            .params
+            .iter()
+            .filter_map(|p| self.program.symbols.get(p.index()))
+            .map(|sym| text(self.full_declaration(&sym.ty, &sym.name)))
+            .collect();
+        let params = if params.is_empty() {
+            text("(void)")
+        } else {
+            text("(")
+                .append(
+                    RcDoc::line_()
+                        .append(RcDoc::intersperse(params, text(",").append(RcDoc::line())))
+                        .nest(INDENT),
+                )
+                .append(RcDoc::line_())
+                .append(text(")"))
+                .group()
+        };
+        // The function declarator goes where a variable name would; a
+        // marker splits the return type around it (`double *f(...)`).
+        const MARK: &str = "\u{1}";
+        let ret_leaf = leaf(&proc.ret);
+        let shape = self
+            .declarator(&proc.ret, ret_leaf, MARK.to_string())
+            .unwrap_or_else(|| MARK.to_string());
+        let (before, after) = shape.split_once(MARK).unwrap_or((&shape, ""));
+        text(format!(
+            "{prefix}{} {before}{}",
+            self.base_name(ret_leaf),
+            proc.name
+        ))
+        .append(params)
+        .append(text(after.to_string()))
+    }
+
+    fn function(&self, proc: &Procedure) -> Doc {
+        let header = self.proc_header(proc);
+        let Some(body) = &proc.body else {
+            return header.append(text(";"));
+        };
+        let plan = plan(self.program, &body.stmts);
+        let ctx = Ctx { plan: &plan };
+        header
+            .append(RcDoc::hardline())
+            .append(self.block(body, &ctx))
+    }
+
+    // -- types and declarators -------------------------------------------------
+
+    /// The spelling of a type that is not a pointer or an array.
+    fn base_name(&self, qt: &QualType) -> String {
+        let konst = if qt.is_const { "const " } else { "" };
+        let name = match &qt.ty {
+            Type::Void => "void".to_string(),
+            Type::Int { kind, unsigned } => {
+                let k = match kind {
+                    IntKind::Bool => "_Bool",
+                    IntKind::Char => "char",
+                    IntKind::Short => "short",
+                    IntKind::Int => "int",
+                    IntKind::Long => "long",
+                    IntKind::LongLong => "long long",
+                };
+                if *unsigned && *kind != IntKind::Bool {
+                    format!("unsigned {k}")
+                } else {
+                    k.to_string()
+                }
+            }
+            Type::Real(RealKind::Float) => "float".to_string(),
+            Type::Real(RealKind::Double) => "double".to_string(),
+            Type::Real(RealKind::LongDouble) => "long double".to_string(),
+            Type::Struct(s) => self.struct_name(*s),
+            Type::Named(t) => self
+                .program
+                .typedefs
+                .get(t.index())
+                .map_or_else(|| format!("__typedef_{}", t.0), |td| td.name.clone()),
+            Type::Opaque(name) => name.clone(),
+            Type::Pointer(_) | Type::Array { .. } => return self.type_name(qt),
+        };
+        format!("{konst}{name}")
+    }
+
+    /// `struct tag`, or the typedef name of an anonymous struct.
+    fn struct_name(&self, id: StructId) -> String {
+        match self
+            .program
+            .structs
+            .get(id.index())
+            .and_then(|s| s.tag.as_ref())
+        {
+            Some(tag) => format!("struct {tag}"),
+            None => self
+                .program
+                .typedefs
+                .iter()
+                .find(|t| t.ty.ty == Type::Struct(id))
+                .map_or_else(|| format!("struct __anon{}", id.0), |t| t.name.clone()),
+        }
+    }
+
+    /// A type name as in a cast: `double *`, `double (*)[3]`.
+    fn type_name(&self, qt: &QualType) -> String {
+        let leaf = leaf(qt);
+        let decl = self.declarator(qt, leaf, String::new()).unwrap_or_default();
+        let base = self.base_name(leaf);
+        if decl.is_empty() {
+            base
+        } else {
+            format!("{base} {decl}")
+        }
+    }
+
+    /// `type name` for a single declarator: a parameter, a field.
+    fn full_declaration(&self, ty: &QualType, name: &str) -> String {
+        let leaf = leaf(ty);
+        let decl = self
+            .declarator(ty, leaf, name.to_string())
+            .unwrap_or_else(|| name.to_string());
+        let base = self.base_name(leaf);
+        if decl.is_empty() {
+            base
+        } else {
+            format!("{base} {decl}")
+        }
+    }
+
+    /// The declarator that turns `base` into `ty` around `inner` (a name or
+    /// nothing): `*p`, `a[10]`, `(*p)[3]`, `*const p`. `None` when `ty`
+    /// is not built from `base` by pointers and arrays.
+    fn declarator(&self, ty: &QualType, base: &QualType, inner: String) -> Option<String> {
+        if ty == base {
+            return Some(inner);
+        }
+        match &ty.ty {
+            Type::Pointer(target) => {
+                let s = match (ty.is_const, inner.is_empty()) {
+                    (true, true) => "*const".to_string(),
+                    (true, false) => format!("*const {inner}"),
+                    (false, _) => format!("*{inner}"),
+                };
+                self.declarator(target, base, s)
+            }
+            Type::Array { elem, len } => {
+                let inner = if inner.starts_with('*') {
+                    format!("({inner})")
+                } else {
+                    inner
+                };
+                let len = match len {
+                    Some(l) => render(&self.expr(
+                        &l.expr,
+                        0,
+                        &Ctx {
+                            plan: &Plan::default(),
+                        },
+                    )),
+                    None => String::new(),
+                };
+                self.declarator(elem, base, format!("{inner}[{len}]"))
+            }
+            _ => None,
+        }
+    }
+
+    fn sym_name(&self, s: SymId) -> String {
+        self.program
+            .symbols
+            .get(s.index())
+            .map_or_else(|| format!("__sym{}", s.0), |sym| sym.name.clone())
+    }
+
+    fn sym_type(&self, s: SymId) -> QualType {
+        self.program
+            .symbols
+            .get(s.index())
+            .map_or_else(QualType::int, |sym| sym.ty.clone())
+    }
+
+    /// A declaration without its `;`. Declarators that cannot share the
+    /// base type are printed as declarations of their own.
+    fn declaration(
+        &self,
+        base: &QualType,
+        storage: Storage,
+        vars: &[Declarator],
+        absorbed: Option<&Stmt>,
+        ctx: &Ctx,
+    ) -> Doc {
+        let storage = match storage {
+            Storage::Static => "static ",
+            Storage::Extern => "extern ",
+            Storage::Auto => "",
+        };
+        let vars: Vec<&Declarator> = vars
+            .iter()
+            .filter(|d| !ctx.plan.folded.contains_key(&d.sym))
+            .collect();
+        let last = vars.len().saturating_sub(1);
+        let shared = is_leaf(base)
+            && vars.iter().all(|d| {
+                self.declarator(&self.sym_type(d.sym), base, String::new())
+                    .is_some()
+            });
+        let one = |i: usize, d: &Declarator, base: &QualType| -> Doc {
+            let ty = self.sym_type(d.sym);
+            let name = self.sym_name(d.sym);
+            let decl = self.declarator(&ty, base, name.clone()).unwrap_or(name);
+            let init = match (&d.init, absorbed) {
+                (Some(init), _) => Some(self.init(init, ctx)),
+                (None, Some(s)) if i == last => self.simple_rhs(s, ctx),
+                _ => None,
+            };
+            match init {
+                Some(init) => text(format!("{decl} ="))
+                    .append(RcDoc::line())
+                    .append(init)
+                    .group(),
+                None => text(decl),
+            }
+        };
+        if shared {
+            let decls: Vec<Doc> = vars
+                .iter()
+                .enumerate()
+                .map(|(i, d)| one(i, d, base))
+                .collect();
+            text(storage)
+                .append(text(self.base_name(base)))
+                .append(text(" "))
+                .append(RcDoc::intersperse(decls, text(", ")))
+                .nest(INDENT)
+        } else {
+            let decls: Vec<Doc> = vars
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    let ty = self.sym_type(d.sym);
+                    let base = leaf(&ty).clone();
+                    text(storage)
+                        .append(text(self.base_name(&base)))
+                        .append(text(" "))
+                        .append(one(i, d, &base))
+                        .nest(INDENT)
+                })
+                .collect();
+            RcDoc::intersperse(decls, text(";").append(RcDoc::hardline()))
+        }
+    }
+
+    fn init(&self, init: &Init, ctx: &Ctx) -> Doc {
+        match init {
+            Init::Expr(e) => self.expr(e, prec::COND - 1, ctx),
+            Init::List(items, _) => {
+                if items.is_empty() {
+                    return text("{0}");
+                }
+                let items: Vec<Doc> = items.iter().map(|i| self.init(i, ctx)).collect();
+                text("{")
+                    .append(
+                        RcDoc::line_()
+                            .append(RcDoc::intersperse(items, text(",").append(RcDoc::line())))
+                            .nest(INDENT),
+                    )
+                    .append(RcDoc::line_())
+                    .append(text("}"))
+                    .group()
+            }
+        }
+    }
+
+    // -- statements ------------------------------------------------------------
+
+    fn block(&self, b: &Block, ctx: &Ctx) -> Doc {
+        let mut inner = self.stmt_list(&b.stmts, ctx);
+        for c in &b.closing_comments {
+            inner = inner.append(RcDoc::hardline()).append(comment_doc(c));
+        }
+        text("{")
+            .append(inner.nest(INDENT))
+            .append(RcDoc::hardline())
+            .append(text("}"))
+    }
+
+    /// The statements of a list, each preceded by a line break. Comments of
+    /// statements that are not printed where they stand move to the next
+    /// printed statement.
+    fn stmt_list(&self, stmts: &[Stmt], ctx: &Ctx) -> Doc {
+        let mut out = RcDoc::nil();
+        let mut carried: Vec<String> = Vec::new();
+        let mut carried_trailing: Option<&String> = None;
+        for s in stmts {
+            if ctx.plan.hidden.contains(&key(s)) {
+                carried.extend(s.comments.leading.iter().cloned());
+                carried_trailing = carried_trailing.or(s.comments.trailing.as_ref());
+                continue;
+            }
+            let mut leading = std::mem::take(&mut carried);
+            leading.extend(s.comments.leading.iter().cloned());
+            let mut trailing = s.comments.trailing.as_ref().or(carried_trailing.take());
+            if let Some(absorbed) = ctx.plan.decl_init.get(&key(s)) {
+                leading.extend(absorbed.comments.leading.iter().cloned());
+                trailing = trailing.or(absorbed.comments.trailing.as_ref());
+            }
+            let doc = with_trailing(self.stmt(s, ctx), trailing);
+            out = out
+                .append(RcDoc::hardline())
+                .append(leading_comments(&leading))
+                .append(doc);
+        }
+        if !carried.is_empty() || carried_trailing.is_some() {
+            carried.extend(carried_trailing.cloned());
+            out = out.append(RcDoc::hardline()).append(RcDoc::intersperse(
+                carried.iter().map(|c| comment_doc(c)),
+                RcDoc::hardline(),
+            ));
+        }
+        out
+    }
+
+    fn stmt(&self, s: &Stmt, ctx: &Ctx) -> Doc {
+        match &s.kind {
+            StmtKind::Assign { .. }
+            | StmtKind::Call { .. }
+            | StmtKind::Alloc { .. }
+            | StmtKind::Free { .. } => match self.simple_stmt(s, ctx) {
+                Some(d) => d.append(text(";")),
+                None => text(";"),
+            },
+            StmtKind::Decl {
+                base,
+                storage,
+                vars,
+            } => {
+                let absorbed = ctx.plan.decl_init.get(&key(s)).copied();
+                self.declaration(base, *storage, vars, absorbed, ctx)
+                    .append(text(";"))
+            }
+            StmtKind::If { cond, then, other } => self.if_stmt(cond, then, other.as_ref(), ctx),
+            StmtKind::Loop { header, body } => self.loop_stmt(header, body, ctx),
+            StmtKind::Switch { selector, cases } => self.switch_stmt(selector, cases, ctx),
+            StmtKind::Break => text("break;"),
+            StmtKind::Continue => text("continue;"),
+            StmtKind::Return(None) => text("return;"),
+            StmtKind::Return(Some(e)) => text("return ")
+                .append(self.expr(e, 0, ctx))
+                .append(text(";"))
+                .nest(INDENT),
+            StmtKind::Block(b) => self.block(b, ctx),
+            StmtKind::Empty => text(";"),
+        }
+    }
+
+    /// A statement that C writes as an expression (`x += e`, `f(a)`,
+    /// `p = malloc(n)`, `free(p)`), without its `;`.
+    fn simple_stmt(&self, s: &Stmt, ctx: &Ctx) -> Option<Doc> {
+        let doc = match &s.kind {
+            StmtKind::Assign { lhs, rhs, sugar } => self.assign(lhs, rhs, *sugar, ctx),
+            StmtKind::Call { result: None, .. } => self.simple_rhs(s, ctx)?,
+            StmtKind::Call {
+                result: Some(target),
+                ..
+            }
+            | StmtKind::Alloc { target, .. } => self
+                .expr(target, prec::UNARY, ctx)
+                .append(text(" ="))
+                .append(RcDoc::line())
+                .append(self.simple_rhs(s, ctx)?)
+                .group(),
+            StmtKind::Free { ptr } => call_doc("free".to_string(), vec![self.expr(ptr, 0, ctx)]),
+            _ => return None,
+        };
+        Some(doc.nest(INDENT))
+    }
+
+    /// The value side of a call or an allocation: `f(a, b)`,
+    /// `(double *)malloc(n * sizeof(double))`.
+    fn simple_rhs(&self, s: &Stmt, ctx: &Ctx) -> Option<Doc> {
+        match &s.kind {
+            StmtKind::Call { callee, args, .. } => Some(self.call_expr(*callee, args, ctx)),
+            StmtKind::Alloc { form, .. } => {
+                let (cast, call) = match form {
+                    AllocForm::Malloc { bytes, cast } => (
+                        cast,
+                        call_doc("malloc".to_string(), vec![self.expr(bytes, 0, ctx)]),
+                    ),
+                    AllocForm::Calloc { count, size, cast } => (
+                        cast,
+                        call_doc(
+                            "calloc".to_string(),
+                            vec![self.expr(count, 0, ctx), self.expr(size, 0, ctx)],
+                        ),
+                    ),
+                };
+                Some(match cast {
+                    Some(t) => text(format!("({})", self.type_name(t))).append(call),
+                    None => call,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn call_expr(&self, callee: crate::il::ProcId, args: &[Expr], ctx: &Ctx) -> Doc {
+        let name = self
+            .program
+            .procs
+            .get(callee.index())
+            .map_or_else(|| format!("__proc{}", callee.0), |p| p.name.clone());
+        call_doc(name, args.iter().map(|a| self.expr(a, 0, ctx)).collect())
+    }
+
+    fn assign(&self, lhs: &Expr, rhs: &Expr, sugar: AssignSugar, ctx: &Ctx) -> Doc {
+        let target = self.expr(lhs, prec::UNARY, ctx);
+        match sugar {
+            AssignSugar::Compound(op) => {
+                if let Some(e) = compound_operand(lhs, rhs, op) {
+                    let (sym, _) = binop_info(op);
+                    return target
+                        .append(text(format!(" {sym}=")))
+                        .append(RcDoc::line())
+                        .append(self.expr(e, 0, ctx))
+                        .group();
+                }
+            }
+            AssignSugar::Increment | AssignSugar::Decrement => {
+                let (op, spelled) = if sugar == AssignSugar::Increment {
+                    (BinOp::Add, "++")
+                } else {
+                    (BinOp::Sub, "--")
+                };
+                if compound_operand(lhs, rhs, op).is_some_and(is_one) {
+                    return self.expr(lhs, prec::POSTFIX, ctx).append(text(spelled));
+                }
+            }
+            AssignSugar::Plain => {}
+        }
+        target
+            .append(text(" ="))
+            .append(RcDoc::line())
+            .append(self.expr(rhs, 0, ctx))
+            .group()
+    }
+
+    fn if_stmt(&self, cond: &Expr, then: &Block, other: Option<&Block>, ctx: &Ctx) -> Doc {
+        let mut doc = text("if (")
+            .append(self.expr(cond, 0, ctx).nest(INDENT))
+            .append(text(") "))
+            .append(self.block(then, ctx));
+        if let Some(o) = other {
+            doc = doc.append(text(" else "));
+            let visible: Vec<&Stmt> = o
+                .stmts
+                .iter()
+                .filter(|s| !ctx.plan.hidden.contains(&key(s)))
+                .collect();
+            match visible.as_slice() {
+                [only]
+                    if o.stmts.len() == 1
+                        && o.closing_comments.is_empty()
+                        && only.comments.is_empty()
+                        && matches!(only.kind, StmtKind::If { .. }) =>
+                {
+                    doc = doc.append(self.stmt(only, ctx));
+                }
+                _ => doc = doc.append(self.block(o, ctx)),
+            }
+        }
+        doc
+    }
+
+    fn loop_stmt(&self, header: &LoopHeader, body: &Block, ctx: &Ctx) -> Doc {
+        match header {
+            LoopHeader::While { cond } => text("while (")
+                .append(self.expr(cond, 0, ctx).nest(INDENT))
+                .append(text(") "))
+                .append(self.block(body, ctx)),
+            LoopHeader::DoWhile { cond } => text("do ")
+                .append(self.block(body, ctx))
+                .append(text(" while ("))
+                .append(self.expr(cond, 0, ctx).nest(INDENT))
+                .append(text(");")),
+            LoopHeader::For { init, cond, step } => {
+                self.for_stmt(init, cond.as_ref(), step, body, ctx)
+            }
+        }
+    }
+
+    fn for_stmt(
+        &self,
+        init: &[Stmt],
+        cond: Option<&Expr>,
+        step: &[Stmt],
+        body: &Block,
+        ctx: &Ctx,
+    ) -> Doc {
+        let init_v = visible_stmts(init, ctx);
+        let step_v = visible_stmts(step, ctx);
+        let step_docs: Option<Vec<Doc>> = step_v.iter().map(|s| self.simple_stmt(s, ctx)).collect();
+        let init_doc: Option<Doc> = match init_v.as_slice() {
+            [] => Some(RcDoc::nil()),
+            [
+                s @ Stmt {
+                    kind:
+                        StmtKind::Decl {
+                            base,
+                            storage,
+                            vars,
+                        },
+                    ..
+                },
+            ] if is_leaf(base)
+                && vars.iter().all(|d| {
+                    self.declarator(&self.sym_type(d.sym), base, String::new())
+                        .is_some()
+                }) =>
+            {
+                let absorbed = ctx.plan.decl_init.get(&key(s)).copied();
+                Some(self.declaration(base, *storage, vars, absorbed, ctx))
+            }
+            list => list
+                .iter()
+                .map(|s| self.simple_stmt(s, ctx))
+                .collect::<Option<Vec<Doc>>>()
+                .map(|docs| RcDoc::intersperse(docs, text(", "))),
+        };
+        let cond_doc = cond.map_or_else(RcDoc::nil, |c| self.expr(c, 0, ctx));
+        match (init_doc, step_docs) {
+            (Some(init_doc), Some(step_docs)) => {
+                let cond_part = if cond.is_some() {
+                    text(" ").append(cond_doc)
+                } else {
+                    RcDoc::nil()
+                };
+                let step_part = if step_docs.is_empty() {
+                    RcDoc::nil()
+                } else {
+                    text(" ").append(RcDoc::intersperse(step_docs, text(", ")))
+                };
+                text("for (")
+                    .append(init_doc)
+                    .append(text(";"))
+                    .append(cond_part)
+                    .append(text(";"))
+                    .append(step_part)
+                    .nest(INDENT)
+                    .append(text(") "))
+                    .append(self.block(body, ctx))
+            }
+            (None, Some(step_docs)) => {
+                // The initialisation is not one C clause: run it first, in a
+                // block of its own so that its declarations keep their scope.
+                let step_part = if step_docs.is_empty() {
+                    RcDoc::nil()
+                } else {
+                    text(" ").append(RcDoc::intersperse(step_docs, text(", ")))
+                };
+                let cond_part = if cond.is_some() {
+                    text(" ").append(cond_doc)
+                } else {
+                    RcDoc::nil()
+                };
+                let loop_doc = text("for (;")
+                    .append(cond_part)
+                    .append(text(";"))
+                    .append(step_part)
+                    .nest(INDENT)
+                    .append(text(") "))
+                    .append(self.block(body, ctx));
+                text("{")
+                    .append(
+                        self.stmt_list(init, ctx)
+                            .append(RcDoc::hardline())
+                            .append(loop_doc)
+                            .nest(INDENT),
+                    )
+                    .append(RcDoc::hardline())
+                    .append(text("}"))
+            }
+            (_, None) => {
+                // A step that C cannot write as an expression: a while loop
+                // with the step at the end of the body.
+                let cond_doc = if cond.is_some() { cond_doc } else { text("1") };
+                let body_doc = text("{")
+                    .append(
+                        self.stmt_list(&body.stmts, ctx)
+                            .append(self.stmt_list(step, ctx))
+                            .nest(INDENT),
+                    )
+                    .append(RcDoc::hardline())
+                    .append(text("}"));
+                text("{")
+                    .append(
+                        self.stmt_list(init, ctx)
+                            .append(RcDoc::hardline())
+                            .append(text("while ("))
+                            .append(cond_doc)
+                            .append(text(") "))
+                            .append(body_doc)
+                            .nest(INDENT),
+                    )
+                    .append(RcDoc::hardline())
+                    .append(text("}"))
+            }
+        }
+    }
+
+    fn switch_stmt(&self, selector: &Expr, cases: &[SwitchCase], ctx: &Ctx) -> Doc {
+        let cases = cases.iter().map(|c| {
+            let labels = c.labels.iter().map(|l| match l {
+                Some(e) => text("case ")
+                    .append(self.expr(e, prec::COND, ctx))
+                    .append(text(":")),
+                None => text("default:"),
+            });
+            let labels = RcDoc::intersperse(labels, RcDoc::hardline());
+            let labels = with_trailing(labels, c.comments.trailing.as_ref());
+            RcDoc::hardline()
+                .append(leading_comments(&c.comments.leading))
+                .append(labels)
+                .append(self.stmt_list(&c.body, ctx).nest(INDENT))
+        });
+        text("switch (")
+            .append(self.expr(selector, 0, ctx))
+            .append(text(") {"))
+            .append(RcDoc::concat(cases).nest(INDENT))
+            .append(RcDoc::hardline())
+            .append(text("}"))
+    }
+
+    // -- expressions -----------------------------------------------------------
+
+    /// An expression in a context that needs precedence `min` or tighter.
+    fn expr(&self, e: &Expr, min: u8, ctx: &Ctx) -> Doc {
+        let (doc, p) = self.expr_inner(e, ctx);
+        if e.parens || p < min {
+            parens(doc)
+        } else {
+            doc
+        }
+    }
+
+    fn literal(text_: &str, fallback: String) -> (Doc, u8) {
+        let s = if text_.is_empty() {
+            fallback
+        } else {
+            text_.to_string()
+        };
+        let p = if s.starts_with('-') || s.starts_with('(') {
+            prec::UNARY
+        } else {
+            prec::POSTFIX
+        };
+        (text(s), p)
+    }
+
+    fn expr_inner(&self, e: &Expr, ctx: &Ctx) -> (Doc, u8) {
+        match &e.kind {
+            ExprKind::IntConst { value, text: t } => Self::literal(t, value.to_string()),
+            ExprKind::RealConst { value, text: t } => {
+                let suffix = match &e.ty.ty {
+                    Type::Real(RealKind::Float) => "f",
+                    Type::Real(RealKind::LongDouble) => "L",
+                    _ => "",
+                };
+                let fallback = real_text(*value);
+                let fallback = if fallback.starts_with('(') {
+                    fallback
+                } else {
+                    format!("{fallback}{suffix}")
+                };
+                Self::literal(t, fallback)
+            }
+            ExprKind::CharConst { value, text: t } => Self::literal(t, char_text(*value)),
+            ExprKind::StrConst(s) => (text(s.clone()), prec::POSTFIX),
+            ExprKind::Var(s) => match ctx.plan.folded.get(s) {
+                Some(call) => match self.simple_rhs(call, ctx) {
+                    Some(d) => (d, prec::POSTFIX),
+                    None => (text(self.sym_name(*s)), prec::POSTFIX),
+                },
+                None => (text(self.sym_name(*s)), prec::POSTFIX),
+            },
+            ExprKind::Index { base, index } => (
+                self.expr(base, prec::POSTFIX, ctx)
+                    .append(text("["))
+                    .append(self.expr(index, 0, ctx))
+                    .append(text("]")),
+                prec::POSTFIX,
+            ),
+            ExprKind::Field {
+                base,
+                strukt,
+                field,
+            } => {
+                let name = self
+                    .program
+                    .structs
+                    .get(strukt.index())
+                    .and_then(|s| s.fields.get(*field))
+                    .map_or_else(|| format!("__field{field}"), |f| f.name.clone());
+                match &base.kind {
+                    ExprKind::Deref(p) if !base.parens => (
+                        self.expr(p, prec::POSTFIX, ctx)
+                            .append(text(format!("->{name}"))),
+                        prec::POSTFIX,
+                    ),
+                    _ => (
+                        self.expr(base, prec::POSTFIX, ctx)
+                            .append(text(format!(".{name}"))),
+                        prec::POSTFIX,
+                    ),
+                }
+            }
+            ExprKind::Deref(a) => (self.prefix("*", a, ctx), prec::UNARY),
+            ExprKind::AddrOf(a) => (self.prefix("&", a, ctx), prec::UNARY),
+            ExprKind::Unary { op, arg } => {
+                let sym = match op {
+                    UnOp::Neg => "-",
+                    UnOp::Plus => "+",
+                    UnOp::Not => "!",
+                    UnOp::BitNot => "~",
+                };
+                (self.prefix(sym, arg, ctx), prec::UNARY)
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let (sym, p) = binop_info(*op);
+                let l_min = if clarity_parens(*op, lhs, true) {
+                    u8::MAX
+                } else {
+                    p
+                };
+                let r_min = if clarity_parens(*op, rhs, false) {
+                    u8::MAX
+                } else {
+                    p + 1
+                };
+                (
+                    self.expr(lhs, l_min, ctx)
+                        .append(text(format!(" {sym}")))
+                        .append(RcDoc::line())
+                        .append(self.expr(rhs, r_min, ctx))
+                        .group(),
+                    p,
+                )
+            }
+            ExprKind::Intrinsic { call, args } => {
+                let name = if call.name.is_empty() {
+                    call.func.c_name().to_string()
+                } else {
+                    call.name.clone()
+                };
+                (
+                    call_doc(name, args.iter().map(|a| self.expr(a, 0, ctx)).collect()),
+                    prec::POSTFIX,
+                )
+            }
+            ExprKind::Cast { to, arg } => (
+                text(format!("({})", self.type_name(to))).append(self.expr(arg, prec::UNARY, ctx)),
+                prec::UNARY,
+            ),
+            ExprKind::Cond { cond, then, other } => (
+                self.expr(cond, prec::OR, ctx)
+                    .append(RcDoc::line())
+                    .append(text("? "))
+                    .append(self.expr(then, 0, ctx))
+                    .append(RcDoc::line())
+                    .append(text(": "))
+                    .append(self.expr(other, prec::COND, ctx))
+                    .group(),
+                prec::COND,
+            ),
+            ExprKind::SizeOfType(t) => {
+                (text(format!("sizeof({})", self.type_name(t))), prec::UNARY)
+            }
+            ExprKind::SizeOfExpr(a) => (
+                text("sizeof(")
+                    .append(self.expr(a, 0, ctx))
+                    .append(text(")")),
+                prec::UNARY,
+            ),
+        }
+    }
+
+    /// A prefix operator; parenthesises an operand that would otherwise
+    /// glue to it (`- -x`, `-(-1)`, `&&x`).
+    fn prefix(&self, sym: &str, arg: &Expr, ctx: &Ctx) -> Doc {
+        let (doc, p) = self.expr_inner(arg, ctx);
+        let first = render(&doc).chars().next();
+        let glues = matches!(
+            (sym, first),
+            ("-", Some('-')) | ("+", Some('+')) | ("&", Some('&'))
+        );
+        let wrap = arg.parens || p < prec::UNARY || glues;
+        text(sym.to_string()).append(if wrap { parens(doc) } else { doc })
+    }
+}
+
+/// The statements of a loop header list that are printed.
+fn visible_stmts<'s>(list: &'s [Stmt], ctx: &Ctx) -> Vec<&'s Stmt> {
+    list.iter()
+        .filter(|s| !ctx.plan.hidden.contains(&key(s)) && !matches!(s.kind, StmtKind::Empty))
+        .collect()
+}
+
+fn include_line(s: &str) -> Doc {
+    let s = s.trim();
+    if s.starts_with('#') {
+        text(s.to_string())
+    } else {
+        text(format!("#include {s}"))
+    }
+}
+
+fn char_text(value: i64) -> String {
+    match u8::try_from(value) {
+        Ok(b) if b.is_ascii_graphic() && b != b'\'' && b != b'\\' => format!("'{}'", b as char),
+        Ok(b' ') => "' '".to_string(),
+        _ => value.to_string(),
+    }
+}
+
+/// The innermost type of a pointer or array type.
+fn leaf(qt: &QualType) -> &QualType {
+    let mut t = qt;
+    // Types are finite trees; the bound only guards against misuse.
+    for _ in 0..256 {
+        match &t.ty {
+            Type::Pointer(inner) => t = inner,
+            Type::Array { elem, .. } => t = elem,
+            _ => break,
+        }
+    }
+    t
+}
+
+fn is_leaf(qt: &QualType) -> bool {
+    !matches!(qt.ty, Type::Pointer(_) | Type::Array { .. })
+}

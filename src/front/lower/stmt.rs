@@ -1,0 +1,719 @@
+//! Statements, blocks and local declarations.
+
+use super::expr::{Callee, Effects, stmt, strip_parens};
+use super::types::{DeclCtx, Derived};
+use super::{Lowerer, R, err};
+use crate::front::ast;
+use crate::front::source::Span;
+use crate::il::{
+    ArrayLen, Block, Comments, Declarator, Expr, ExprKind, Init, LoopHeader, QualType, ScopeId,
+    Stmt, StmtKind, Storage, SwitchCase, SymKind, Symbol, Type,
+};
+
+impl Lowerer<'_> {
+    /// Lowers a compound statement into a block with its own scope (a new
+    /// one unless `scope` is given).
+    pub(super) fn block(&mut self, c: &ast::Compound, scope: Option<ScopeId>) -> R<Block> {
+        let scope = match scope {
+            Some(s) => s,
+            None => self.new_scope(self.scope),
+        };
+        let saved_scope = std::mem::replace(&mut self.scope, scope);
+        let saved_temp = self.set_temp_scope(scope);
+        let mut stmts = Vec::new();
+        let mut result = Ok(());
+        for item in &c.items {
+            result = self.stmt(item, &mut stmts);
+            if result.is_err() {
+                break;
+            }
+        }
+        self.scope = saved_scope;
+        self.set_temp_scope(saved_temp);
+        result?;
+        Ok(Block {
+            stmts,
+            scope,
+            closing_comments: c.closing_comments.clone(),
+            span: c.span,
+        })
+    }
+
+    fn set_temp_scope(&mut self, scope: ScopeId) -> ScopeId {
+        match &mut self.f {
+            Some(f) => std::mem::replace(&mut f.temp_scope, scope),
+            None => scope,
+        }
+    }
+
+    /// A branch or loop body: a block even when written without braces.
+    fn sub_block(&mut self, s: &ast::Stmt, scope: Option<ScopeId>) -> R<Block> {
+        if let ast::StmtKind::Compound(c) = &s.kind
+            && s.comments.is_empty()
+        {
+            return self.block(c, scope);
+        }
+        let wrapper = ast::Compound {
+            items: vec![s.clone()],
+            closing_comments: Vec::new(),
+            span: s.span,
+        };
+        if matches!(s.kind, ast::StmtKind::Decl(_)) {
+            return err(s.span, "a declaration is not allowed here; use a { } block");
+        }
+        self.block(&wrapper, scope)
+    }
+
+    fn loop_body(&mut self, s: &ast::Stmt, scope: Option<ScopeId>) -> R<Block> {
+        if let Some(f) = &mut self.f {
+            f.loop_depth += 1;
+            f.breakable_depth += 1;
+        }
+        let r = self.sub_block(s, scope);
+        if let Some(f) = &mut self.f {
+            f.loop_depth -= 1;
+            f.breakable_depth -= 1;
+        }
+        r
+    }
+
+    /// Lowers one statement into `out` (possibly several IL statements).
+    pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<Stmt>) -> R<()> {
+        let mut local = Vec::new();
+        self.stmt_kind(s, &mut local)?;
+        self.attach_comments(&mut local, &s.comments);
+        out.append(&mut local);
+        Ok(())
+    }
+
+    fn is_temp_stmt(&self, s: &Stmt) -> bool {
+        let is_temp = |id: crate::il::SymId| {
+            self.prog
+                .symbols
+                .get(id.index())
+                .is_some_and(|s| s.kind == SymKind::Temp)
+        };
+        match &s.kind {
+            StmtKind::Decl { vars, .. } => vars.iter().all(|d| is_temp(d.sym)),
+            StmtKind::Call {
+                result: Some(Expr {
+                    kind: ExprKind::Var(v),
+                    ..
+                }),
+                ..
+            } => is_temp(*v),
+            _ => false,
+        }
+    }
+
+    fn attach_comments(&self, stmts: &mut [Stmt], comments: &Comments) {
+        if comments.is_empty() {
+            return;
+        }
+        let main: Vec<usize> = (0..stmts.len()).filter(|&i| !self.is_temp_stmt(&stmts[i])).collect();
+        let (first, last) = match (main.first(), main.last()) {
+            (Some(f), Some(l)) => (*f, *l),
+            _ if !stmts.is_empty() => (0, stmts.len() - 1),
+            _ => return,
+        };
+        let mut leading = comments.leading.clone();
+        leading.append(&mut stmts[first].comments.leading);
+        stmts[first].comments.leading = leading;
+        if comments.trailing.is_some() {
+            stmts[last].comments.trailing = comments.trailing.clone();
+        }
+    }
+
+    fn stmt_kind(&mut self, s: &ast::Stmt, out: &mut Vec<Stmt>) -> R<()> {
+        let span = s.span;
+        match &s.kind {
+            ast::StmtKind::Compound(c) => {
+                let b = self.block(c, None)?;
+                out.push(stmt(StmtKind::Block(b), span));
+            }
+            ast::StmtKind::Expr(None) => out.push(stmt(StmtKind::Empty, span)),
+            ast::StmtKind::Expr(Some(e)) => self.expr_stmt(e, out)?,
+            ast::StmtKind::Decl(d) => self.local_decl(d, out)?,
+            ast::StmtKind::If { cond, then, other } => {
+                let cond = self.condition(cond, "an if condition", out)?;
+                let then = self.sub_block(then, None)?;
+                let other = match other {
+                    Some(o) => Some(self.sub_block(o, None)?),
+                    None => None,
+                };
+                out.push(stmt(StmtKind::If { cond, then, other }, span));
+            }
+            ast::StmtKind::While { cond, body } => {
+                let cond = self.loop_condition(cond)?;
+                let body = self.loop_body(body, None)?;
+                out.push(stmt(
+                    StmtKind::Loop {
+                        header: LoopHeader::While { cond },
+                        body,
+                    },
+                    span,
+                ));
+            }
+            ast::StmtKind::DoWhile { body, cond } => {
+                let body = self.loop_body(body, None)?;
+                let cond = self.loop_condition(cond)?;
+                out.push(stmt(
+                    StmtKind::Loop {
+                        header: LoopHeader::DoWhile { cond },
+                        body,
+                    },
+                    span,
+                ));
+            }
+            ast::StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                let body_scope = self.new_scope(self.scope);
+                let saved = std::mem::replace(&mut self.scope, body_scope);
+                let r = self.for_loop(init, cond.as_ref(), step.as_ref(), body, body_scope, span, out);
+                self.scope = saved;
+                r?;
+            }
+            ast::StmtKind::Switch { selector, body } => self.switch(selector, body, span, out)?,
+            ast::StmtKind::Case { .. } | ast::StmtKind::Default { .. } => {
+                return err(
+                    span,
+                    "a case label is only supported directly in the braced body of a switch",
+                );
+            }
+            ast::StmtKind::Break => {
+                if self.f.as_ref().is_none_or(|f| f.breakable_depth == 0) {
+                    return err(span, "break outside of a loop or switch");
+                }
+                out.push(stmt(StmtKind::Break, span));
+            }
+            ast::StmtKind::Continue => {
+                if self.f.as_ref().is_none_or(|f| f.loop_depth == 0) {
+                    return err(span, "continue outside of a loop");
+                }
+                out.push(stmt(StmtKind::Continue, span));
+            }
+            ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), span, out)?,
+            ast::StmtKind::Goto(_) => return err(span, "goto is not supported"),
+            ast::StmtKind::Labeled { .. } => return err(span, "labels (and goto) are not supported"),
+        }
+        Ok(())
+    }
+
+    /// A condition evaluated once before a statement: calls are split out
+    /// before it, postfix `++`/`--` are rejected.
+    fn condition(&mut self, e: &ast::Expr, ctx: &str, out: &mut Vec<Stmt>) -> R<Expr> {
+        let mut fx = Effects::default();
+        let cond = self.expr(e, &mut fx)?;
+        if let Some(p) = fx.post.first() {
+            return err(
+                p.span,
+                format!("a postfix ++/-- inside {ctx} is not supported; write it as a separate statement"),
+            );
+        }
+        if !self.is_scalar(&cond.ty.ty) {
+            return err(e.span, "the condition is not a number or a pointer");
+        }
+        out.append(&mut fx.pre);
+        Ok(cond)
+    }
+
+    fn loop_condition(&mut self, e: &ast::Expr) -> R<Expr> {
+        let cond = self.pure_expr(e, "a loop condition")?;
+        if !self.is_scalar(&cond.ty.ty) {
+            return err(e.span, "the condition is not a number or a pointer");
+        }
+        Ok(cond)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn for_loop(
+        &mut self,
+        init: &ast::ForInit,
+        cond: Option<&ast::Expr>,
+        step: Option<&ast::Expr>,
+        body: &ast::Stmt,
+        body_scope: ScopeId,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> R<()> {
+        let mut lowered = Vec::new();
+        match init {
+            ast::ForInit::None => {}
+            ast::ForInit::Expr(e) => self.expr_stmt(e, &mut lowered)?,
+            ast::ForInit::Decl(d) => self.local_decl(d, &mut lowered)?,
+        }
+        let mut init_stmts = Vec::new();
+        for s in lowered {
+            let temp_decl = matches!(s.kind, StmtKind::Decl { .. }) && self.is_temp_stmt(&s);
+            if temp_decl {
+                out.push(s);
+            } else {
+                init_stmts.push(s);
+            }
+        }
+        let cond = match cond {
+            Some(c) => Some(self.loop_condition(c)?),
+            None => None,
+        };
+        let mut step_stmts = Vec::new();
+        if let Some(step) = step {
+            let mut parts = Vec::new();
+            comma_parts(step, &mut parts);
+            for part in parts {
+                let mut v = Vec::new();
+                self.expr_stmt(part, &mut v)?;
+                if v.len() != 1 || self.is_temp_stmt(&v[0]) || v.iter().any(|s| {
+                    matches!(s.kind, StmtKind::Call { result: Some(Expr { kind: ExprKind::Var(t), .. }), .. }
+                        if self.prog.symbols[t.index()].kind == SymKind::Temp)
+                }) {
+                    return err(
+                        part.span,
+                        "this for-loop step is not supported: each comma-separated part must be one assignment, ++/--, or call",
+                    );
+                }
+                step_stmts.append(&mut v);
+            }
+        }
+        let body = self.loop_body(body, Some(body_scope))?;
+        out.push(stmt(
+            StmtKind::Loop {
+                header: LoopHeader::For {
+                    init: init_stmts,
+                    cond,
+                    step: step_stmts,
+                },
+                body,
+            },
+            span,
+        ));
+        Ok(())
+    }
+
+    fn switch(&mut self, selector: &ast::Expr, body: &ast::Stmt, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        let saved = self.forbid.replace("a switch selector");
+        let mut fx = Effects::default();
+        let sel = self.expr(selector, &mut fx);
+        self.forbid = saved;
+        let sel = sel?;
+        if !self.is_integer(&sel.ty.ty) {
+            return err(selector.span, "the switch selector is not an integer");
+        }
+        let ast::StmtKind::Compound(c) = &body.kind else {
+            return err(body.span, "the body of a switch must be a { } block");
+        };
+        if let Some(f) = &mut self.f {
+            f.breakable_depth += 1;
+        }
+        let r = self.switch_cases(c);
+        if let Some(f) = &mut self.f {
+            f.breakable_depth -= 1;
+        }
+        let cases = r?;
+        out.push(stmt(
+            StmtKind::Switch {
+                selector: sel,
+                cases,
+            },
+            span,
+        ));
+        Ok(())
+    }
+
+    fn switch_cases(&mut self, c: &ast::Compound) -> R<Vec<SwitchCase>> {
+        let mut cases: Vec<SwitchCase> = Vec::new();
+        let mut seen: Vec<i64> = Vec::new();
+        let mut has_default = false;
+        for item in &c.items {
+            let mut labels = Vec::new();
+            let mut cur = item;
+            loop {
+                match &cur.kind {
+                    ast::StmtKind::Case { value, body } => {
+                        let v = self.pure_expr(value, "a case label")?;
+                        let Some(n) = self.fold_int(&v).filter(|_| self.is_integer(&v.ty.ty)) else {
+                            return err(value.span, "a case label must be an integer constant");
+                        };
+                        if seen.contains(&n) {
+                            return err(value.span, format!("duplicate case value {n}"));
+                        }
+                        seen.push(n);
+                        labels.push(Some(v));
+                        cur = body;
+                    }
+                    ast::StmtKind::Default { body } => {
+                        if has_default {
+                            return err(cur.span, "multiple default labels in one switch");
+                        }
+                        has_default = true;
+                        labels.push(None);
+                        cur = body;
+                    }
+                    _ => break,
+                }
+            }
+            if !labels.is_empty() {
+                cases.push(SwitchCase {
+                    labels,
+                    body: Vec::new(),
+                    span: item.span,
+                    comments: item.comments.clone(),
+                });
+            }
+            if cases.is_empty() {
+                return err(item.span, "a statement before the first case label of a switch is not supported");
+            }
+            if matches!(cur.kind, ast::StmtKind::Decl(_)) {
+                return err(
+                    cur.span,
+                    "declarations directly inside a switch body are not supported; put them in a { } block",
+                );
+            }
+            let mut v = Vec::new();
+            self.stmt(cur, &mut v)?;
+            if let Some(last) = cases.last_mut() {
+                last.body.append(&mut v);
+            }
+        }
+        Ok(cases)
+    }
+
+    fn return_stmt(&mut self, value: Option<&ast::Expr>, span: Span, out: &mut Vec<Stmt>) -> R<()> {
+        let Some(f) = &self.f else {
+            return err(span, "return outside of a function");
+        };
+        let ret = f.ret.clone();
+        let name = self.prog.procs[f.proc.index()].name.clone();
+        let is_void = matches!(self.resolve(&ret.ty), Type::Void);
+        match value {
+            None => {
+                if !is_void {
+                    return err(span, format!("non-void function '{name}' should return a value"));
+                }
+                out.push(stmt(StmtKind::Return(None), span));
+            }
+            Some(e) => {
+                if is_void {
+                    return err(e.span, format!("void function '{name}' should not return a value"));
+                }
+                let v = self.condition_value(e, out)?;
+                self.check_convertible(&ret, &v, e.span, "return")?;
+                out.push(stmt(StmtKind::Return(Some(v)), span));
+            }
+        }
+        Ok(())
+    }
+
+    fn condition_value(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> R<Expr> {
+        let mut fx = Effects::default();
+        let v = self.expr(e, &mut fx)?;
+        if let Some(p) = fx.post.first() {
+            return err(
+                p.span,
+                "a postfix ++/-- inside a return value is not supported; write it as a separate statement",
+            );
+        }
+        out.append(&mut fx.pre);
+        Ok(v)
+    }
+
+    /// A declaration inside a function.
+    pub(super) fn local_decl(&mut self, d: &ast::Declaration, out: &mut Vec<Stmt>) -> R<()> {
+        let storage = match super::d_storage(&d.specs) {
+            Some(ast::StorageClass::Typedef) => {
+                return err(d.span, "typedef inside a function is not supported");
+            }
+            Some(ast::StorageClass::Extern) => {
+                return err(d.span, "extern declarations inside a function are not supported");
+            }
+            Some(ast::StorageClass::Static) => Storage::Static,
+            _ => Storage::Auto,
+        };
+        let specs = self.decl_specs(&d.specs, false)?;
+        if specs.inline {
+            return err(d.specs.span, "inline on a variable");
+        }
+        let base = specs.ty.clone();
+        if d.declarators.is_empty() {
+            return err(d.span, "a declaration that declares nothing");
+        }
+        let mut pending: Vec<Declarator> = Vec::new();
+        let flush = |pending: &mut Vec<Declarator>, out: &mut Vec<Stmt>| {
+            if !pending.is_empty() {
+                out.push(stmt(
+                    StmtKind::Decl {
+                        base: base.clone(),
+                        storage,
+                        vars: std::mem::take(pending),
+                    },
+                    d.span,
+                ));
+            }
+        };
+        for decl in &d.declarators {
+            let (name, derived) = self.declarator(base.clone(), &decl.declarator, DeclCtx::Local)?;
+            let Some((name, span)) = name else {
+                return err(decl.declarator.span, "declaration without a name");
+            };
+            let Derived::Value(mut ty) = derived else {
+                return err(span, "function declarations inside a function are not supported");
+            };
+            match self.resolve(&ty.ty) {
+                Type::Void => return err(span, format!("variable '{name}' has type void")),
+                Type::Opaque(n) => {
+                    return err(span, format!("variable '{name}' has incomplete type '{n}'"));
+                }
+                Type::Array { len: None, .. } if decl.init.is_none() => {
+                    return err(span, format!("array '{name}' needs an explicit size or an initializer"));
+                }
+                _ => {}
+            }
+            if self.prog.scopes[self.scope.index()].vars.contains_key(&name) {
+                return err(span, format!("redefinition of '{name}'"));
+            }
+            if let Some(f) = &self.f
+                && self.scope == f.body_scope
+                && self.prog.scopes[f.param_scope.index()].vars.contains_key(&name)
+            {
+                return err(span, format!("redefinition of parameter '{name}'"));
+            }
+            let sym = self.add_symbol(Symbol {
+                name: name.clone(),
+                ty: ty.clone(),
+                kind: SymKind::Local,
+                storage,
+                scope: self.scope,
+                span,
+            });
+            let target = Expr::new(ExprKind::Var(sym), ty.clone(), span);
+            let Some(init) = &decl.init else {
+                pending.push(Declarator { sym, init: None });
+                continue;
+            };
+            let mut fx = Effects::default();
+            if storage == Storage::Auto
+                && let ast::Initializer::Expr(e) = init
+            {
+                let mut special = self.try_alloc(target.clone(), e, true, span, &mut fx)?;
+                if special.is_none()
+                    && let Some((Callee::Proc(pid), args, callee_span)) = self.classify_call(e)?
+                {
+                    let call = self.proc_call(pid, args, callee_span, e.span, &mut fx)?;
+                    let ret = self.prog.procs[pid.index()].ret.clone();
+                    let stand_in = Expr::new(ExprKind::StrConst(String::new()), ret, e.span);
+                    self.check_convertible(&ty, &stand_in, e.span, "initialization")?;
+                    if let StmtKind::Call { callee, args, .. } = call {
+                        special = Some(stmt(
+                            StmtKind::Call {
+                                result: Some(target.clone()),
+                                callee,
+                                args,
+                                decl_init: true,
+                            },
+                            e.span,
+                        ));
+                    }
+                }
+                if let Some(s) = special {
+                    if !fx.pre.is_empty() {
+                        flush(&mut pending, out);
+                        out.append(&mut fx.pre);
+                    }
+                    pending.push(Declarator { sym, init: None });
+                    flush(&mut pending, out);
+                    out.push(s);
+                    out.append(&mut fx.post);
+                    continue;
+                }
+            }
+            let saved = if storage == Storage::Static {
+                self.forbid.replace("a static initializer")
+            } else {
+                self.forbid
+            };
+            let r = self.initializer(init, &mut ty, &mut fx);
+            self.forbid = saved;
+            let init = r?;
+            self.prog.symbols[sym.index()].ty = ty;
+            if !fx.pre.is_empty() {
+                flush(&mut pending, out);
+                out.append(&mut fx.pre);
+            }
+            pending.push(Declarator {
+                sym,
+                init: Some(init),
+            });
+            if !fx.post.is_empty() {
+                flush(&mut pending, out);
+                out.append(&mut fx.post);
+            }
+        }
+        flush(&mut pending, out);
+        Ok(())
+    }
+
+    /// Lowers an initializer for an object of type `ty`; completes the
+    /// length of an array declared with `[]`.
+    pub(super) fn initializer(&mut self, i: &ast::Initializer, ty: &mut QualType, fx: &mut Effects) -> R<Init> {
+        self.initializer_depth(i, ty, fx, 0)
+    }
+
+    fn initializer_depth(&mut self, i: &ast::Initializer, ty: &mut QualType, fx: &mut Effects, depth: usize) -> R<Init> {
+        match i {
+            ast::Initializer::Designated(span) => err(*span, "designated initializers are not supported"),
+            ast::Initializer::Expr(e) => {
+                let resolved = self.resolve(&ty.ty).clone();
+                if let Type::Array { elem, len } = &resolved {
+                    let is_char = matches!(
+                        self.resolve(&elem.ty),
+                        Type::Int {
+                            kind: crate::il::IntKind::Char,
+                            ..
+                        }
+                    );
+                    if let ast::ExprKind::StrLit(parts) = &strip_parens(e).kind
+                        && is_char
+                    {
+                        let n = parts.iter().map(|p| string_len(p)).sum::<u64>() + 1;
+                        if let Some(l) = len.as_ref().and_then(|l| l.value)
+                            && n > l + 1
+                        {
+                            return err(e.span, "initializer string is too long for the array");
+                        }
+                        self.complete_array(ty, n, e.span);
+                        return Ok(Init::Expr(Expr::new(
+                            ExprKind::StrConst(parts.join(" ")),
+                            QualType::new(resolved.clone()),
+                            e.span,
+                        )));
+                    }
+                    return err(e.span, "an array must be initialized with a { } list");
+                }
+                let v = self.expr(e, fx)?;
+                self.check_convertible(ty, &v, e.span, "initialization")?;
+                Ok(Init::Expr(v))
+            }
+            ast::Initializer::List(items, span) => {
+                if depth > 64 {
+                    return err(*span, "initializer is too deeply nested");
+                }
+                let saved = self.forbid;
+                if saved.is_none() {
+                    self.forbid = Some("an initializer list");
+                }
+                let r = self.init_list(items, *span, ty, fx, depth);
+                self.forbid = saved;
+                r
+            }
+        }
+    }
+
+    fn init_list(
+        &mut self,
+        items: &[ast::Initializer],
+        span: Span,
+        ty: &mut QualType,
+        fx: &mut Effects,
+        depth: usize,
+    ) -> R<Init> {
+        let resolved = self.resolve(&ty.ty).clone();
+        let mut out = Vec::new();
+        match &resolved {
+            Type::Array { elem, len } => {
+                if let Some(n) = len.as_ref().and_then(|l| l.value)
+                    && items.len() as u64 > n
+                {
+                    return err(span, "too many initializers for the array");
+                }
+                for item in items {
+                    let mut e = (**elem).clone();
+                    out.push(self.initializer_depth(item, &mut e, fx, depth + 1)?);
+                }
+                self.complete_array(ty, items.len() as u64, span);
+            }
+            Type::Struct(id) => {
+                let fields: Vec<QualType> = self.prog.structs[id.index()].fields.iter().map(|f| f.ty.clone()).collect();
+                if items.len() > fields.len() {
+                    return err(span, "too many initializers for the struct");
+                }
+                for (item, fty) in items.iter().zip(fields) {
+                    let mut fty = fty;
+                    out.push(self.initializer_depth(item, &mut fty, fx, depth + 1)?);
+                }
+            }
+            _ => {
+                if items.len() != 1 {
+                    return err(span, "a scalar must be initialized with one value");
+                }
+                out.push(self.initializer_depth(&items[0], ty, fx, depth + 1)?);
+            }
+        }
+        Ok(Init::List(out, span))
+    }
+
+    /// Gives `T a[]` its length from its initializer.
+    fn complete_array(&self, ty: &mut QualType, n: u64, span: Span) {
+        if let Type::Array { len, .. } = &mut ty.ty
+            && len.is_none()
+        {
+            *len = Some(ArrayLen {
+                expr: Box::new(Expr::new(
+                    ExprKind::IntConst {
+                        value: n as i64,
+                        text: n.to_string(),
+                    },
+                    QualType::int(),
+                    span,
+                )),
+                value: Some(n),
+            });
+        }
+    }
+}
+
+/// The top-level operands of a comma expression, in order.
+fn comma_parts<'e>(e: &'e ast::Expr, out: &mut Vec<&'e ast::Expr>) {
+    match &strip_parens(e).kind {
+        ast::ExprKind::Comma(a, b) => {
+            comma_parts(a, out);
+            comma_parts(b, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// The number of bytes a string literal (with its quotes) stands for,
+/// without the terminating NUL.
+fn string_len(lit: &str) -> u64 {
+    let inner = lit.strip_prefix('"').and_then(|s| s.strip_suffix('"')).unwrap_or(lit);
+    let bytes = inner.as_bytes();
+    let mut i = 0;
+    let mut n = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && i + 1 < bytes.len() {
+            i += 2;
+            match bytes[i - 1] {
+                b'x' => {
+                    while i < bytes.len() && bytes[i].is_ascii_hexdigit() {
+                        i += 1;
+                    }
+                }
+                b'0'..=b'7' => {
+                    let mut k = 0;
+                    while k < 2 && i < bytes.len() && (b'0'..=b'7').contains(&bytes[i]) {
+                        i += 1;
+                        k += 1;
+                    }
+                }
+                _ => {}
+            }
+        } else {
+            i += 1;
+        }
+        n += 1;
+    }
+    n
+}

@@ -1,0 +1,704 @@
+//! Lowering tests. Until the preprocessor and parser land, syntax trees are
+//! built by hand with the small builders below; `FileId(1)` plays the role
+//! of a virtual system header.
+
+use aioli::front::ast::{self, BasicType as B, BinaryOp, DeclSpec, DeclaratorKind as DK};
+use aioli::front::lower::{Lowered, lower};
+use aioli::front::preprocess::{IncludeRecord, Preprocessed};
+use aioli::front::source::{FileId, SourceMap, Span};
+use aioli::il::*;
+
+const MAIN: FileId = FileId(0);
+const SYS: FileId = FileId(1);
+
+/// Spans: every builder takes the next offset so that nodes are distinct.
+fn at(lo: usize) -> Span {
+    Span::new(MAIN, lo, lo + 1)
+}
+fn sp() -> Span {
+    at(0)
+}
+
+fn e(kind: ast::ExprKind) -> ast::Expr {
+    ast::Expr { kind, span: sp() }
+}
+fn e_at(kind: ast::ExprKind, lo: usize) -> ast::Expr {
+    ast::Expr { kind, span: at(lo) }
+}
+fn id(n: &str) -> ast::Expr {
+    e(ast::ExprKind::Ident(n.into()))
+}
+fn int(t: &str) -> ast::Expr {
+    e(ast::ExprKind::IntLit(t.into()))
+}
+fn flt(t: &str) -> ast::Expr {
+    e(ast::ExprKind::FloatLit(t.into()))
+}
+fn bx(x: ast::Expr) -> Box<ast::Expr> {
+    Box::new(x)
+}
+fn bin(op: BinaryOp, a: ast::Expr, b: ast::Expr) -> ast::Expr {
+    e(ast::ExprKind::Binary(op, bx(a), bx(b)))
+}
+fn assign(l: ast::Expr, r: ast::Expr) -> ast::Expr {
+    e(ast::ExprKind::Assign(None, bx(l), bx(r)))
+}
+fn call(f: &str, args: Vec<ast::Expr>) -> ast::Expr {
+    e(ast::ExprKind::Call(bx(id(f)), args))
+}
+fn index(a: ast::Expr, i: ast::Expr) -> ast::Expr {
+    e(ast::ExprKind::Index(bx(a), bx(i)))
+}
+fn post_inc(x: ast::Expr) -> ast::Expr {
+    e(ast::ExprKind::PostInc(bx(x)))
+}
+
+fn specs(bs: &[B]) -> ast::DeclSpecs {
+    ast::DeclSpecs {
+        items: bs.iter().map(|b| DeclSpec::Type(ast::TypeSpecifier::Basic(*b, sp()))).collect(),
+        span: sp(),
+    }
+}
+fn named_specs(n: &str) -> ast::DeclSpecs {
+    ast::DeclSpecs {
+        items: vec![DeclSpec::Type(ast::TypeSpecifier::Named(n.into(), sp()))],
+        span: sp(),
+    }
+}
+fn dname(n: &str) -> ast::Declarator {
+    ast::Declarator {
+        kind: DK::Ident(n.into()),
+        span: sp(),
+    }
+}
+fn dptr(inner: ast::Declarator) -> ast::Declarator {
+    ast::Declarator {
+        kind: DK::Pointer {
+            qualifiers: vec![],
+            inner: Box::new(inner),
+        },
+        span: sp(),
+    }
+}
+fn darr(inner: ast::Declarator, len: Option<ast::Expr>) -> ast::Declarator {
+    ast::Declarator {
+        kind: DK::Array {
+            inner: Box::new(inner),
+            len: len.map(Box::new),
+        },
+        span: sp(),
+    }
+}
+fn param(s: ast::DeclSpecs, d: ast::Declarator) -> ast::ParamDecl {
+    ast::ParamDecl {
+        specs: s,
+        declarator: d,
+        span: sp(),
+    }
+}
+fn dfun(name: &str, params: Vec<ast::ParamDecl>, variadic: bool) -> ast::Declarator {
+    ast::Declarator {
+        kind: DK::Function {
+            inner: Box::new(dname(name)),
+            params,
+            variadic,
+        },
+        span: sp(),
+    }
+}
+fn decl(s: ast::DeclSpecs, d: ast::Declarator, init: Option<ast::Expr>) -> ast::Declaration {
+    ast::Declaration {
+        specs: s,
+        declarators: vec![ast::InitDeclarator {
+            declarator: d,
+            init: init.map(ast::Initializer::Expr),
+        }],
+        span: sp(),
+        comments: Comments::default(),
+    }
+}
+fn st(kind: ast::StmtKind) -> ast::Stmt {
+    ast::Stmt {
+        kind,
+        span: sp(),
+        comments: Comments::default(),
+    }
+}
+fn st_at(kind: ast::StmtKind, lo: usize) -> ast::Stmt {
+    ast::Stmt {
+        kind,
+        span: at(lo),
+        comments: Comments::default(),
+    }
+}
+fn es(x: ast::Expr) -> ast::Stmt {
+    st(ast::StmtKind::Expr(Some(x)))
+}
+fn ds(d: ast::Declaration) -> ast::Stmt {
+    st(ast::StmtKind::Decl(d))
+}
+fn compound(items: Vec<ast::Stmt>) -> ast::Compound {
+    ast::Compound {
+        items,
+        closing_comments: vec![],
+        span: sp(),
+    }
+}
+fn func(ret: ast::DeclSpecs, name: &str, params: Vec<ast::ParamDecl>, body: Vec<ast::Stmt>) -> ast::ExternalDecl {
+    ast::ExternalDecl::Function(ast::FunctionDef {
+        specs: ret,
+        declarator: dfun(name, params, false),
+        body: compound(body),
+        span: sp(),
+        comments: Comments::default(),
+    })
+}
+fn double() -> ast::DeclSpecs {
+    specs(&[B::Double])
+}
+fn int_t() -> ast::DeclSpecs {
+    specs(&[B::Int])
+}
+
+/// System declarations, as a virtual `<math.h>`/`<stdlib.h>`/`<stdio.h>`
+/// would give them.
+fn system_decls() -> Vec<ast::ExternalDecl> {
+    let sys = |mut d: ast::Declaration| {
+        d.span = Span::new(SYS, 0, 1);
+        if let DK::Function { inner, .. } = &mut d.declarators[0].declarator.kind {
+            inner.span = Span::new(SYS, 0, 1);
+        }
+        d.declarators[0].declarator.span = Span::new(SYS, 0, 1);
+        ast::ExternalDecl::Declaration(d)
+    };
+    let void_ptr = |name: &str, params| {
+        decl(
+            specs(&[B::Void]),
+            ast::Declarator {
+                kind: DK::Pointer {
+                    qualifiers: vec![],
+                    inner: Box::new(dfun(name, params, false)),
+                },
+                span: sp(),
+            },
+            None,
+        )
+    };
+    let ulong = || specs(&[B::Unsigned, B::Long]);
+    let mut const_char = specs(&[B::Char]);
+    const_char.items.insert(0, DeclSpec::Qualifier(ast::Qualifier::Const, sp()));
+    vec![
+        sys(decl(double(), dfun("sin", vec![param(double(), dname("x"))], false), None)),
+        sys(decl(
+            double(),
+            dfun("pow", vec![param(double(), dname("x")), param(double(), dname("y"))], false),
+            None,
+        )),
+        sys(void_ptr("malloc", vec![param(ulong(), dname("n"))])),
+        sys(void_ptr("calloc", vec![param(ulong(), dname("n")), param(ulong(), dname("s"))])),
+        sys(void_ptr(
+            "realloc",
+            vec![param(specs(&[B::Void]), dptr(dname("p"))), param(ulong(), dname("n"))],
+        )),
+        sys(decl(specs(&[B::Void]), dfun("free", vec![param(specs(&[B::Void]), dptr(dname("p")))], false), None)),
+        sys(decl(int_t(), dfun("printf", vec![param(const_char, dptr(dname("f")))], true), None)),
+    ]
+}
+
+fn pp() -> Preprocessed {
+    Preprocessed {
+        main_file: MAIN,
+        system_files: [SYS].into_iter().collect(),
+        includes: vec![
+            IncludeRecord {
+                written: "#include <math.h>".into(),
+                system: true,
+                file: Some(SYS),
+            },
+            IncludeRecord {
+                written: "#include \"h.h\"".into(),
+                system: false,
+                file: Some(FileId(2)),
+            },
+        ],
+        ..Preprocessed::default()
+    }
+}
+
+fn run(items: Vec<ast::ExternalDecl>) -> Result<Lowered, aioli::front::diag::Diagnostic> {
+    let mut all = vec![ast::ExternalDecl::Include(0, sp())];
+    all.extend(system_decls());
+    all.extend(items);
+    let tu = ast::TranslationUnit { items: all };
+    let mut sources = SourceMap::new();
+    sources.add("main.c", " ".repeat(2000));
+    lower(&tu, &pp(), &sources)
+}
+
+fn ok(items: Vec<ast::ExternalDecl>) -> Program {
+    match run(items) {
+        Ok(l) => l.program,
+        Err(d) => panic!("unexpected error: {} at {:?}", d.message, d.span),
+    }
+}
+
+fn fails(items: Vec<ast::ExternalDecl>) -> aioli::front::diag::Diagnostic {
+    match run(items) {
+        Ok(_) => panic!("expected an error"),
+        Err(d) => d,
+    }
+}
+
+fn body<'p>(p: &'p Program, name: &str) -> &'p [Stmt] {
+    let id = p.proc_by_name(name).expect("procedure");
+    &p.proc(id).body.as_ref().expect("body").stmts
+}
+
+/// `double f(double x) { BODY }`
+fn f_of_x(stmts: Vec<ast::Stmt>) -> ast::ExternalDecl {
+    func(double(), "f", vec![param(double(), dname("x"))], stmts)
+}
+
+fn ret(x: ast::Expr) -> ast::Stmt {
+    st(ast::StmtKind::Return(Some(x)))
+}
+
+#[test]
+fn items_and_system_procedures() {
+    let p = ok(vec![f_of_x(vec![ret(id("x"))])]);
+    assert!(matches!(&p.items[0].kind, ItemKind::SystemInclude(w) if w == "#include <math.h>"));
+    assert!(matches!(p.items[1].kind, ItemKind::Function(_)));
+    assert_eq!(p.items.len(), 2);
+    let sin = p.proc_by_name("sin").unwrap();
+    assert_eq!(p.proc(sin).origin, ProcOrigin::System);
+    assert_eq!(p.main_file, MAIN);
+    let f = p.proc(p.proc_by_name("f").unwrap());
+    assert_eq!(f.origin, ProcOrigin::User);
+    assert_eq!(p.sym(f.params[0]).kind, SymKind::Param);
+    assert_eq!(p.scopes[f.body.as_ref().unwrap().scope.index()].parent, Some(f.scope));
+}
+
+#[test]
+fn intrinsic_and_temp_split() {
+    // double f(double x) { double y; y = 2*g(x) + sin(x); return y; }
+    let g = func(double(), "g", vec![param(double(), dname("x"))], vec![ret(id("x"))]);
+    let rhs = bin(
+        BinaryOp::Add,
+        bin(BinaryOp::Mul, int("2"), call("g", vec![id("x")])),
+        call("sin", vec![id("x")]),
+    );
+    let p = ok(vec![
+        g,
+        f_of_x(vec![
+            ds(decl(double(), dname("y"), None)),
+            es(assign(id("y"), rhs)),
+            ret(id("y")),
+        ]),
+    ]);
+    let b = body(&p, "f");
+    assert_eq!(b.len(), 5, "{b:#?}");
+    let StmtKind::Decl { vars, .. } = &b[1].kind else { panic!() };
+    let tmp = vars[0].sym;
+    assert_eq!(p.sym(tmp).kind, SymKind::Temp);
+    assert_eq!(p.sym(tmp).name, "aioli_tmp");
+    assert!(matches!(&b[2].kind, StmtKind::Call { result: Some(Expr { kind: ExprKind::Var(v), .. }), .. } if *v == tmp));
+    let StmtKind::Assign { rhs, sugar: AssignSugar::Plain, .. } = &b[3].kind else { panic!() };
+    assert_eq!(rhs.ty, QualType::double());
+    let ExprKind::Binary { rhs: s, .. } = &rhs.kind else { panic!() };
+    assert!(matches!(&s.kind, ExprKind::Intrinsic { call, .. } if call.func == MathFn::Sin));
+    // Statement ids are 0..n in order.
+    let ids: Vec<u32> = b.iter().map(|s| s.id.0).collect();
+    assert_eq!(ids, vec![0, 1, 2, 3, 4]);
+    assert_eq!(p.proc(p.proc_by_name("f").unwrap()).stmt_count, 5);
+}
+
+#[test]
+fn call_forms() {
+    let g = func(double(), "g", vec![param(double(), dname("x"))], vec![ret(id("x"))]);
+    let p = ok(vec![
+        g,
+        f_of_x(vec![
+            ds(decl(double(), dname("r"), Some(call("g", vec![id("x")])))),
+            es(assign(id("r"), call("g", vec![id("r")]))),
+            es(call("g", vec![id("r")])),
+            ret(id("r")),
+        ]),
+    ]);
+    let b = body(&p, "f");
+    assert!(matches!(&b[0].kind, StmtKind::Decl { vars, .. } if vars[0].init.is_none()));
+    assert!(matches!(&b[1].kind, StmtKind::Call { result: Some(_), decl_init: true, .. }));
+    assert!(matches!(&b[2].kind, StmtKind::Call { result: Some(_), decl_init: false, .. }));
+    assert!(matches!(&b[3].kind, StmtKind::Call { result: None, .. }));
+}
+
+#[test]
+fn increments_and_compound() {
+    // int i; double a[10]; a[i++] = x; i += 2; ++i;
+    let p = ok(vec![f_of_x(vec![
+        ds(decl(int_t(), dname("i"), Some(int("0")))),
+        ds(decl(double(), darr(dname("a"), Some(int("10"))), None)),
+        es(assign(index(id("a"), post_inc(id("i"))), id("x"))),
+        es(e(ast::ExprKind::Assign(Some(BinaryOp::Add), bx(id("i")), bx(int("2"))))),
+        es(e(ast::ExprKind::PreInc(bx(id("i"))))),
+        ret(index(id("a"), int("0"))),
+    ])]);
+    let b = body(&p, "f");
+    let StmtKind::Decl { vars, .. } = &b[1].kind else { panic!() };
+    let a = p.sym(vars[0].sym);
+    assert!(matches!(&a.ty.ty, Type::Array { len: Some(ArrayLen { value: Some(10), .. }), .. }));
+    assert!(matches!(&b[2].kind, StmtKind::Assign { lhs: Expr { kind: ExprKind::Index { .. }, .. }, sugar: AssignSugar::Plain, .. }));
+    assert!(matches!(&b[3].kind, StmtKind::Assign { sugar: AssignSugar::Increment, .. }));
+    let StmtKind::Assign { rhs, sugar: AssignSugar::Compound(BinOp::Add), .. } = &b[4].kind else { panic!("{:?}", b[4]) };
+    assert!(matches!(rhs.kind, ExprKind::Binary { op: BinOp::Add, .. }));
+    assert!(matches!(&b[5].kind, StmtKind::Assign { sugar: AssignSugar::Increment, .. }));
+}
+
+#[test]
+fn chained_assignment_and_comma() {
+    let p = ok(vec![f_of_x(vec![
+        ds(decl(double(), dname("y"), None)),
+        es(assign(id("y"), assign(id("x"), flt("0.0")))),
+        es(e(ast::ExprKind::Comma(bx(assign(id("x"), flt("1.0"))), bx(assign(id("y"), flt("2.0")))))),
+        ret(id("y")),
+    ])]);
+    let b = body(&p, "f");
+    let names: Vec<String> = b
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Assign { lhs: Expr { kind: ExprKind::Var(v), .. }, .. } => Some(p.sym(*v).name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, vec!["x", "y", "x", "y"]);
+}
+
+#[test]
+fn malloc_calloc_free() {
+    // double *w = (double*)malloc(n*sizeof(double)); free(w);
+    let mut cast_specs = double();
+    cast_specs.span = sp();
+    let tn = ast::TypeName {
+        specs: double(),
+        declarator: ast::Declarator {
+            kind: DK::Pointer {
+                qualifiers: vec![],
+                inner: Box::new(ast::Declarator { kind: DK::Abstract, span: sp() }),
+            },
+            span: sp(),
+        },
+        span: sp(),
+    };
+    let sizeof_double = e(ast::ExprKind::SizeofType(Box::new(ast::TypeName {
+        specs: double(),
+        declarator: ast::Declarator { kind: DK::Abstract, span: sp() },
+        span: sp(),
+    })));
+    let m = e(ast::ExprKind::Cast(
+        Box::new(tn),
+        bx(call("malloc", vec![bin(BinaryOp::Mul, id("n"), sizeof_double.clone())])),
+    ));
+    let p = ok(vec![func(
+        specs(&[B::Void]),
+        "f",
+        vec![param(int_t(), dname("n"))],
+        vec![
+            ds(decl(double(), dptr(dname("w")), Some(m))),
+            ds(decl(double(), dptr(dname("z")), None)),
+            es(assign(id("z"), call("calloc", vec![id("n"), sizeof_double]))),
+            es(call("free", vec![id("w")])),
+        ],
+    )]);
+    let b = body(&p, "f");
+    let StmtKind::Alloc { elem, count, zeroed: false, form: AllocForm::Malloc { cast: Some(_), .. }, decl_init: true, .. } = &b[1].kind
+    else {
+        panic!("{:#?}", b[1])
+    };
+    assert_eq!(*elem, QualType::double());
+    assert!(matches!(count.kind, ExprKind::Var(_)));
+    assert!(matches!(&b[3].kind, StmtKind::Alloc { zeroed: true, form: AllocForm::Calloc { .. }, decl_init: false, .. }));
+    assert!(matches!(&b[4].kind, StmtKind::Free { .. }));
+}
+
+#[test]
+fn malloc_inside_expression_is_rejected() {
+    let d = fails(vec![func(
+        specs(&[B::Void]),
+        "f",
+        vec![param(int_t(), dname("n"))],
+        vec![es(call("g", vec![call("malloc", vec![id("n")])]))],
+    )]);
+    assert!(d.message.contains("undeclared function 'g'"), "{}", d.message);
+    let d = fails(vec![func(
+        specs(&[B::Void]),
+        "f",
+        vec![param(specs(&[B::Void]), dptr(dname("p")))],
+        vec![es(assign(id("p"), call("realloc", vec![id("p"), int("8")])))],
+    )]);
+    assert_eq!(d.message, "realloc is not supported");
+}
+
+#[test]
+fn undeclared_identifier_is_located() {
+    let d = fails(vec![f_of_x(vec![ret(e_at(ast::ExprKind::Ident("zz".into()), 42))])]);
+    assert_eq!(d.message, "use of undeclared identifier 'zz'");
+    assert_eq!(d.span, at(42));
+}
+
+#[test]
+fn side_effect_in_loop_condition_is_rejected() {
+    let g = func(int_t(), "g", vec![], vec![ret(int("0"))]);
+    let cond = bin(BinaryOp::Lt, e_at(ast::ExprKind::Call(bx(id("g")), vec![]), 7), int("3"));
+    let d = fails(vec![g, f_of_x(vec![
+        st(ast::StmtKind::While { cond, body: Box::new(st(ast::StmtKind::Expr(None))) }),
+        ret(id("x")),
+    ])]);
+    assert_eq!(d.message, "a call to 'g' inside a loop condition is not supported");
+    assert_eq!(d.span, at(7));
+}
+
+#[test]
+fn side_effect_in_and_rhs_is_rejected() {
+    let d = fails(vec![f_of_x(vec![
+        ds(decl(int_t(), dname("i"), Some(int("0")))),
+        st(ast::StmtKind::If {
+            cond: bin(BinaryOp::And, id("i"), post_inc(id("i"))),
+            then: Box::new(st(ast::StmtKind::Expr(None))),
+            other: None,
+        }),
+        ret(id("x")),
+    ])]);
+    assert!(d.message.contains("inside the right operand of &&"), "{}", d.message);
+}
+
+#[test]
+fn call_in_if_condition_is_split_before() {
+    let g = func(int_t(), "g", vec![], vec![ret(int("0"))]);
+    let p = ok(vec![g, f_of_x(vec![
+        st(ast::StmtKind::If {
+            cond: bin(BinaryOp::Gt, call("g", vec![]), int("0")),
+            then: Box::new(ret(id("x"))),
+            other: None,
+        }),
+        ret(flt("1e-3f")),
+    ])]);
+    let b = body(&p, "f");
+    assert!(matches!(b[0].kind, StmtKind::Decl { .. }));
+    assert!(matches!(b[1].kind, StmtKind::Call { .. }));
+    let StmtKind::If { then, .. } = &b[2].kind else { panic!() };
+    assert_eq!(then.stmts.len(), 1);
+    let StmtKind::Return(Some(r)) = &b[3].kind else { panic!() };
+    assert_eq!(r.ty.ty, Type::Real(RealKind::Float));
+}
+
+#[test]
+fn rejections_name_the_construct() {
+    let goto = fails(vec![f_of_x(vec![st_at(ast::StmtKind::Goto("l".into()), 9)])]);
+    assert_eq!(goto.message, "goto is not supported");
+    assert_eq!(goto.span, at(9));
+    let union = fails(vec![ast::ExternalDecl::Declaration(decl(
+        ast::DeclSpecs { items: vec![DeclSpec::Type(ast::TypeSpecifier::Union(at(3)))], span: sp() },
+        dname("u"),
+        None,
+    ))]);
+    assert_eq!(union.message, "unions are not supported");
+    assert_eq!(union.span, at(3));
+    // double (*fp)(double);
+    let fp = ast::Declarator {
+        kind: DK::Function {
+            inner: Box::new(ast::Declarator { kind: DK::Paren(Box::new(dptr(dname("fp")))), span: sp() }),
+            params: vec![param(double(), ast::Declarator { kind: DK::Abstract, span: sp() })],
+            variadic: false,
+        },
+        span: sp(),
+    };
+    let d = fails(vec![ast::ExternalDecl::Declaration(decl(double(), fp, None))]);
+    assert!(d.message.contains("function pointers are not supported"), "{}", d.message);
+    let vla = fails(vec![func(
+        specs(&[B::Void]),
+        "f",
+        vec![param(int_t(), dname("n"))],
+        vec![ds(decl(double(), darr(dname("a"), Some(id("n"))), None))],
+    )]);
+    assert_eq!(vla.message, "variable-length arrays are not supported");
+    let variadic = fails(vec![ast::ExternalDecl::Declaration(decl(
+        int_t(),
+        dfun("v", vec![param(int_t(), dname("n"))], true),
+        None,
+    ))]);
+    assert_eq!(variadic.message, "user-defined variadic functions are not supported");
+    let s = fails(vec![f_of_x(vec![es(call("printf", vec![e(ast::ExprKind::StrLit(vec!["\"a\"".into()]))])), ret(e(ast::ExprKind::StrLit(vec!["\"a\"".into()])))])]);
+    assert!(s.message.starts_with("string literals are only supported"), "{}", s.message);
+}
+
+#[test]
+fn argument_count_is_checked() {
+    let d = fails(vec![f_of_x(vec![ret(call("pow", vec![id("x")]))])]);
+    assert!(d.message.contains("wrong number of arguments"), "{}", d.message);
+}
+
+#[test]
+fn return_checks() {
+    let d = fails(vec![f_of_x(vec![st(ast::StmtKind::Return(None))])]);
+    assert!(d.message.contains("should return a value"));
+}
+
+#[test]
+fn switch_groups_cases() {
+    let case = |v: &str, body: ast::Stmt| st(ast::StmtKind::Case { value: int(v), body: Box::new(body) });
+    let sw_body = compound(vec![
+        case("1", case("2", es(assign(id("x"), flt("1.0"))))),
+        st(ast::StmtKind::Break),
+        st(ast::StmtKind::Default { body: Box::new(es(assign(id("x"), flt("2.0")))) }),
+    ]);
+    let p = ok(vec![func(
+        double(),
+        "f",
+        vec![param(double(), dname("x")), param(int_t(), dname("k"))],
+        vec![
+            st(ast::StmtKind::Switch { selector: id("k"), body: Box::new(st(ast::StmtKind::Compound(sw_body))) }),
+            ret(id("x")),
+        ],
+    )]);
+    let b = body(&p, "f");
+    let StmtKind::Switch { cases, .. } = &b[0].kind else { panic!() };
+    assert_eq!(cases.len(), 2);
+    assert_eq!(cases[0].labels.len(), 2);
+    assert_eq!(cases[0].body.len(), 2);
+    assert_eq!(cases[1].labels, vec![None]);
+}
+
+#[test]
+fn typedef_struct_and_fields() {
+    // typedef struct { double x; double *v; } P;  double f(P *p) { return p->x + p->v[0]; }
+    let st_spec = ast::StructSpec {
+        tag: None,
+        fields: Some(vec![
+            ast::StructField {
+                specs: double(),
+                declarators: vec![ast::FieldDeclarator { declarator: dname("x"), bit_width: None }],
+                span: sp(),
+                comments: Comments::default(),
+            },
+            ast::StructField {
+                specs: double(),
+                declarators: vec![ast::FieldDeclarator { declarator: dptr(dname("v")), bit_width: None }],
+                span: sp(),
+                comments: Comments::default(),
+            },
+        ]),
+        span: sp(),
+    };
+    let td = ast::Declaration {
+        specs: ast::DeclSpecs {
+            items: vec![
+                DeclSpec::Storage(ast::StorageClass::Typedef, sp()),
+                DeclSpec::Type(ast::TypeSpecifier::Struct(st_spec)),
+            ],
+            span: sp(),
+        },
+        declarators: vec![ast::InitDeclarator { declarator: dname("P"), init: None }],
+        span: sp(),
+        comments: Comments::default(),
+    };
+    let arrow = |f: &str| e(ast::ExprKind::Arrow(bx(id("p")), f.into()));
+    let p = ok(vec![
+        ast::ExternalDecl::Declaration(td),
+        func(
+            double(),
+            "f",
+            vec![param(named_specs("P"), dptr(dname("p")))],
+            vec![ret(bin(BinaryOp::Add, arrow("x"), index(arrow("v"), int("0"))))],
+        ),
+    ]);
+    let kinds: Vec<_> = p.items.iter().map(|i| std::mem::discriminant(&i.kind)).collect();
+    assert_eq!(kinds[1], std::mem::discriminant(&ItemKind::Typedef(TypedefId(0))));
+    assert!(!p.items.iter().any(|i| matches!(i.kind, ItemKind::Struct(_))));
+    assert_eq!(p.typedefs[0].ty.ty, Type::Struct(StructId(0)));
+    let b = body(&p, "f");
+    let StmtKind::Return(Some(r)) = &b[0].kind else { panic!() };
+    let ExprKind::Binary { lhs, .. } = &r.kind else { panic!() };
+    let ExprKind::Field { base, field: 0, .. } = &lhs.kind else { panic!() };
+    assert!(matches!(base.kind, ExprKind::Deref(_)));
+}
+
+#[test]
+fn literal_types() {
+    let p = ok(vec![f_of_x(vec![
+        ds(decl(specs(&[B::Unsigned, B::Long]), dname("a"), Some(int("0x1FUL")))),
+        ds(decl(specs(&[B::Long]), dname("b"), Some(int("3000000000")))),
+        ret(id("x")),
+    ])]);
+    let b = body(&p, "f");
+    let StmtKind::Decl { vars, .. } = &b[0].kind else { panic!() };
+    let Some(Init::Expr(x)) = &vars[0].init else { panic!() };
+    assert!(matches!(&x.kind, ExprKind::IntConst { value: 31, text } if text == "0x1FUL"));
+    assert_eq!(x.ty.ty, Type::Int { kind: IntKind::Long, unsigned: true });
+    let StmtKind::Decl { vars, .. } = &b[1].kind else { panic!() };
+    let Some(Init::Expr(x)) = &vars[0].init else { panic!() };
+    assert_eq!(x.ty.ty, Type::Int { kind: IntKind::Long, unsigned: false });
+}
+
+#[test]
+fn for_loop_header() {
+    // for (int i = 0; i < 10; i++, x += 1.0) { }
+    let for_stmt = st(ast::StmtKind::For {
+        init: ast::ForInit::Decl(decl(int_t(), dname("i"), Some(int("0")))),
+        cond: Some(bin(BinaryOp::Lt, id("i"), int("10"))),
+        step: Some(e(ast::ExprKind::Comma(
+            bx(post_inc(id("i"))),
+            bx(e(ast::ExprKind::Assign(Some(BinaryOp::Add), bx(id("x")), bx(flt("1.0"))))),
+        ))),
+        body: Box::new(st(ast::StmtKind::Compound(compound(vec![es(assign(id("x"), id("x")))])))),
+    });
+    let p = ok(vec![f_of_x(vec![for_stmt, ret(id("x"))])]);
+    let b = body(&p, "f");
+    let StmtKind::Loop { header: LoopHeader::For { init, cond: Some(_), step }, body: lb } = &b[0].kind else { panic!() };
+    assert_eq!(init.len(), 1);
+    assert_eq!(step.len(), 2);
+    let StmtKind::Decl { vars, .. } = &init[0].kind else { panic!() };
+    assert_eq!(p.sym(vars[0].sym).scope, lb.scope);
+    // visit_stmt order: loop, init, body, step.
+    assert_eq!(b[0].id.0, 0);
+    assert_eq!(init[0].id.0, 1);
+    assert_eq!(lb.stmts[0].id.0, 2);
+    assert_eq!(step[0].id.0, 3);
+}
+
+#[test]
+fn null_and_pointer_arithmetic() {
+    let p = ok(vec![func(
+        double(),
+        "f",
+        vec![param(double(), dptr(dname("p")))],
+        vec![
+            st(ast::StmtKind::If {
+                cond: bin(BinaryOp::Eq, id("p"), id("NULL")),
+                then: Box::new(ret(flt("0.0"))),
+                other: None,
+            }),
+            es(post_inc(id("p"))),
+            ret(e(ast::ExprKind::Unary(ast::UnaryOp::Deref, bx(bin(BinaryOp::Add, id("p"), int("1")))))),
+        ],
+    )]);
+    let b = body(&p, "f");
+    let StmtKind::If { cond, .. } = &b[0].kind else { panic!() };
+    let ExprKind::Binary { rhs, .. } = &cond.kind else { panic!() };
+    assert!(matches!(&rhs.kind, ExprKind::IntConst { value: 0, text } if text == "NULL"));
+    let StmtKind::Assign { rhs, sugar: AssignSugar::Increment, .. } = &b[1].kind else { panic!() };
+    assert!(matches!(rhs.ty.ty, Type::Pointer(_)));
+    let StmtKind::Return(Some(r)) = &b[2].kind else { panic!() };
+    assert!(matches!(&r.kind, ExprKind::Deref(x) if matches!(x.kind, ExprKind::Binary { .. })));
+    assert_eq!(r.ty, QualType::double());
+}
+
+#[test]
+fn redeclaration_rules() {
+    let proto = ast::ExternalDecl::Declaration(decl(double(), dfun("g", vec![param(double(), dname("a"))], false), None));
+    let p = ok(vec![proto.clone(), func(double(), "g", vec![param(double(), dname("x"))], vec![ret(id("x"))])]);
+    assert!(matches!(p.items[1].kind, ItemKind::Prototype(_)));
+    assert!(matches!(p.items[2].kind, ItemKind::Function(_)));
+    let bad = fails(vec![proto, func(int_t(), "g", vec![param(double(), dname("x"))], vec![ret(int("0"))])]);
+    assert!(bad.message.contains("conflicting types"));
+    let dup = fails(vec![f_of_x(vec![ds(decl(double(), dname("y"), None)), ds(decl(double(), dname("y"), None))])]);
+    assert_eq!(dup.message, "redefinition of 'y'");
+}
