@@ -30,7 +30,11 @@ fn measure(lines: usize) -> Result<Row, String> {
 
     let start = Instant::now();
     let loaded = load(&path, &FrontOptions::default()).map_err(|(sources, d)| {
-        format!("front end rejected the {lines}-line file: {}: {}", sources.location(d.span), d.message)
+        format!(
+            "front end rejected the {lines}-line file: {}: {}",
+            sources.location(d.span),
+            d.message
+        )
     })?;
     let front_seconds = start.elapsed().as_secs_f64();
 

@@ -12,7 +12,9 @@ fn cc() -> String {
 }
 
 fn run(cmd: &mut Command) -> Result<String, String> {
-    let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
@@ -42,10 +44,19 @@ fn sanitizers_work(dir: &Path) -> bool {
         .status()
         .map(|s| s.success())
         .unwrap_or(false);
-    built && Command::new(&exe).status().map(|s| s.success()).unwrap_or(false)
+    built
+        && Command::new(&exe)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
 }
 
-fn check_program(dir: &Path, seed: u64, program: &RandomProgram, sanitize: bool) -> Result<(), String> {
+fn check_program(
+    dir: &Path,
+    seed: u64,
+    program: &RandomProgram,
+    sanitize: bool,
+) -> Result<(), String> {
     let src = dir.join(format!("prog{seed}.c"));
     std::fs::write(&src, &program.source).unwrap();
     run(Command::new(cc())
@@ -70,10 +81,18 @@ fn check_program(dir: &Path, seed: u64, program: &RandomProgram, sanitize: bool)
     let stdout = run(&mut exec)?;
     let values: Vec<f64> = stdout
         .lines()
-        .map(|l| l.trim().parse::<f64>().map_err(|e| format!("bad output line {l:?}: {e}")))
+        .map(|l| {
+            l.trim()
+                .parse::<f64>()
+                .map_err(|e| format!("bad output line {l:?}: {e}"))
+        })
         .collect::<Result<_, _>>()?;
     if values.len() != program.n {
-        return Err(format!("expected {} outputs, got {}", program.n, values.len()));
+        return Err(format!(
+            "expected {} outputs, got {}",
+            program.n,
+            values.len()
+        ));
     }
     if let Some(v) = values.iter().find(|v| !v.is_finite()) {
         return Err(format!("non-finite output {v}"));
@@ -95,10 +114,18 @@ fn random_programs_compile_strictly_and_run_cleanly() {
         if let Err(e) = check_program(dir.path(), seed, &program, sanitize) {
             let first = e.lines().take(12).collect::<Vec<_>>().join("\n");
             eprintln!("seed {seed}: {first}");
-            failures.push(format!("seed {seed}: {e}\n--- program ---\n{}", program.source));
+            failures.push(format!(
+                "seed {seed}: {e}\n--- program ---\n{}",
+                program.source
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} failures; first:\n{}", failures.len(), failures[0]);
+    assert!(
+        failures.is_empty(),
+        "{} failures; first:\n{}",
+        failures.len(),
+        failures[0]
+    );
 }
 
 #[test]
@@ -130,7 +157,10 @@ fn random_programs_are_deterministic_varied_and_sized() {
         assert_eq!(a.source, b.source, "seed {seed} is not deterministic");
         let lines = a.source.lines().count();
         assert!((20..=150).contains(&lines), "seed {seed}: {lines} lines");
-        assert!(a.source.contains("void head(int n, const double *x, double *y, double a)"));
+        assert!(
+            a.source
+                .contains("void head(int n, const double *x, double *y, double a)")
+        );
         assert_eq!(a.domain, "n=6 x[n]=[-1,1] y[n]=[-1,1] a=[0.5,1.5]");
         distinct.insert(a.source);
     }
@@ -140,12 +170,44 @@ fn random_programs_are_deterministic_varied_and_sized() {
 #[test]
 fn random_programs_use_the_requested_constructs() {
     let config = GenConfig::default();
-    let all: String = (0..SEEDS).map(|s| random_program(s, &config).source).collect();
+    let all: String = (0..SEEDS)
+        .map(|s| random_program(s, &config).source)
+        .collect();
     for construct in [
-        "for (", "while (", "do {", "switch (", "/* fall through */", "else if", "typedef struct", "->",
-        "float ", "(double) ", "(int) ", "+=", "*=", "++", "--", " ? ", "&x[", "sqrt(", "log1p(", "exp(",
-        "pow(", "atan2(", "hypot(", "cbrt(", "erf(", "expm1(", " % ", "//", "/*", "break;", "continue;",
-        "depth - 1", "g_", " >= 0; ",
+        "for (",
+        "while (",
+        "do {",
+        "switch (",
+        "/* fall through */",
+        "else if",
+        "typedef struct",
+        "->",
+        "float ",
+        "(double) ",
+        "(int) ",
+        "+=",
+        "*=",
+        "++",
+        "--",
+        " ? ",
+        "&x[",
+        "sqrt(",
+        "log1p(",
+        "exp(",
+        "pow(",
+        "atan2(",
+        "hypot(",
+        "cbrt(",
+        "erf(",
+        "expm1(",
+        " % ",
+        "//",
+        "/*",
+        "break;",
+        "continue;",
+        "depth - 1",
+        "g_",
+        " >= 0; ",
     ] {
         assert!(all.contains(construct), "no program uses {construct:?}");
     }

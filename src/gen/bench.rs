@@ -26,7 +26,8 @@ struct Catalog {
 }
 
 const TOPICS: &[&str] = &[
-    "heat", "wave", "adv", "diff", "flow", "mass", "energy", "press", "visc", "grid", "cell", "phase",
+    "heat", "wave", "adv", "diff", "flow", "mass", "energy", "press", "visc", "grid", "cell",
+    "phase",
 ];
 
 /// A deterministic C file of about `lines` lines of realistic scientific
@@ -58,7 +59,11 @@ pub fn realistic_c(lines: usize, seed: u64) -> String {
         let topic = *rng.pick(TOPICS);
         let name = format!("{topic}_{k}");
         // Early on, write the leaf kernels every driver needs.
-        let choice = if k <= 7 { k - 1 } else { rng.weighted(&[3, 2, 2, 2, 2, 3, 2, 2, 2, 4]) };
+        let choice = if k <= 7 {
+            k - 1
+        } else {
+            rng.weighted(&[3, 2, 2, 2, 2, 3, 2, 2, 2, 4])
+        };
         let text = match choice {
             0 => stencil(&mut rng, &name, &mut cat),
             1 => reduction(&mut rng, &name, &mut cat),
@@ -80,7 +85,8 @@ pub fn realistic_c(lines: usize, seed: u64) -> String {
 }
 
 fn coef(rng: &mut Rng) -> &'static str {
-    *rng.pick(&["0.25", "0.5", "0.125", "0.1", "0.2", "0.05", "0.75"])
+    const COEFS: [&str; 7] = ["0.25", "0.5", "0.125", "0.1", "0.2", "0.05", "0.75"];
+    COEFS[rng.below(COEFS.len() as u64) as usize]
 }
 
 fn stencil(rng: &mut Rng, name: &str, cat: &mut Catalog) -> String {
@@ -115,7 +121,11 @@ fn reduction(rng: &mut Rng, name: &str, cat: &mut Catalog) -> String {
     let (init, update, fin) = match rng.below(3) {
         0 => ("0.0", "s += u[i] * u[i];", "sqrt(s / (double) n)"),
         1 => ("0.0", "s = fmax(s, fabs(u[i]));", "s"),
-        _ => ("0.0", "s += log(1.0 + u[i] * u[i]);", "s / (1.0 + (double) n)"),
+        _ => (
+            "0.0",
+            "s += log(1.0 + u[i] * u[i]);",
+            "s / (1.0 + (double) n)",
+        ),
     };
     format!(
         "/* Reduction over the field: {name}. */\n\
@@ -187,7 +197,9 @@ fn stepper(rng: &mut Rng, name: &str, cat: &mut Catalog) -> String {
             "        for (int i = 0; i < n; i++) {{\n            work[i] = u[i] * (1.0 - dt * {c});\n        }}\n"
         )),
     }
-    body.push_str("        for (int i = 0; i < n; i++) {\n            u[i] = work[i];\n        }\n");
+    body.push_str(
+        "        for (int i = 0; i < n; i++) {\n            u[i] = work[i];\n        }\n",
+    );
     if let Some(red) = red {
         body.push_str(&format!(
             "        /* stop early once the field has decayed */\n        \
@@ -256,11 +268,16 @@ fn composite(rng: &mut Rng, name: &str, cat: &mut Catalog) -> String {
     if let Some(prev) = cat.steppers.last() {
         body.push_str(&format!("    {prev}(n, u, work, 0.5 * dt);\n"));
     }
-    if let Some(st) = cat.stencils.get(rng.below(cat.stencils.len() as u64) as usize) {
+    if let Some(st) = cat
+        .stencils
+        .get(rng.below(cat.stencils.len() as u64) as usize)
+    {
         body.push_str(&format!("    {st}(n, u, work, dt);\n"));
     }
     if let Some(ax) = cat.axpys.last() {
-        body.push_str(&format!("    {ax}(n, -1.0, u, work); /* work := work - u */\n"));
+        body.push_str(&format!(
+            "    {ax}(n, -1.0, u, work); /* work := work - u */\n"
+        ));
     }
     if let Some(d) = cat.dots.last() {
         body.push_str(&format!("    r = {d}(n, work, work);\n"));

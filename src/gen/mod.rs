@@ -15,4 +15,6 @@ pub mod random;
 pub mod rng;
 
 pub use bench::realistic_c;
-pub use random::{GenConfig, GenFeatures, Inputs, ParamKind, ParamSpec, RandomProgram, random_program};
+pub use random::{
+    GenConfig, GenFeatures, Inputs, ParamKind, ParamSpec, RandomProgram, random_program,
+};

@@ -251,8 +251,12 @@ pub fn random_program(seed: u64, config: &GenConfig) -> RandomProgram {
         if attempt >= 4 {
             gen_config.max_helpers = config.min_helpers;
         }
-        let source = Gen::new(seed.wrapping_add(attempt.wrapping_mul(0x9E37_79B9)), &gen_config, scale)
-            .program();
+        let source = Gen::new(
+            seed.wrapping_add(attempt.wrapping_mul(0x9E37_79B9)),
+            &gen_config,
+            scale,
+        )
+        .program();
         let lines = source.lines().count();
         let better = match &best {
             None => true,
@@ -333,7 +337,9 @@ enum Kind {
     /// `double *out`: one writable real, read and written as `*out`.
     Out,
     /// A variable of the program's struct type, or a pointer to one.
-    Struct { pointer: bool },
+    Struct {
+        pointer: bool,
+    },
 }
 
 /// Accumulators and counters are write-only inside the loop nest that
@@ -342,9 +348,13 @@ enum Kind {
 enum Lock {
     Free,
     /// `acc += term` allowed; `base` is the trip product at declaration.
-    AccReal { base: u64 },
+    AccReal {
+        base: u64,
+    },
     /// `cnt++` allowed.
-    AccInt { base: u64 },
+    AccInt {
+        base: u64,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -582,10 +592,10 @@ impl<'c> Gen<'c> {
             out.append(&mut self.global_lines.clone());
             out.push(String::new());
         }
-        let count = self
-            .rng
-            .range(self.cfg.min_helpers as i64, self.cfg.max_helpers.max(self.cfg.min_helpers) as i64)
-            as usize;
+        let count = self.rng.range(
+            self.cfg.min_helpers as i64,
+            self.cfg.max_helpers.max(self.cfg.min_helpers) as i64,
+        ) as usize;
         let mut kinds: Vec<usize> = (0..count).map(|_| self.rng.below(7) as usize).collect();
         if self.f().recursion {
             let at = self.rng.below(kinds.len() as u64 + 1) as usize;
@@ -623,7 +633,10 @@ impl<'c> Gen<'c> {
         out.push("/* A record passed by value and by pointer. */".into());
         out.push("typedef struct {".into());
         for (field, float) in &reals {
-            out.push(format!("    {} {field};", if *float { "float" } else { "double" }));
+            out.push(format!(
+                "    {} {field};",
+                if *float { "float" } else { "double" }
+            ));
         }
         out.push(format!("    int {tag}; /* in [0, 3] */"));
         out.push(format!("}} {name};"));
@@ -643,30 +656,44 @@ impl<'c> Gen<'c> {
         let scale_value = *self.rng.pick(&[0.75, 0.5, 1.25, 0.9]);
         let steps_value = self.rng.range(2, 4);
         let name = self.rng.pick(&scales).to_string();
-        self.global_lines.push(format!("double {name} = {};", fmt_real(scale_value)));
-        let mut v = Var::new(name, Kind::Real {
-            float: false,
-            bound: scale_value,
-            writable: false,
-        });
+        self.global_lines
+            .push(format!("double {name} = {};", fmt_real(scale_value)));
+        let mut v = Var::new(
+            name,
+            Kind::Real {
+                float: false,
+                bound: scale_value,
+                writable: false,
+            },
+        );
         v.global = true;
         self.globals.push(v);
         let name = self.rng.pick(&steps).to_string();
-        self.global_lines.push(format!("int {name} = {steps_value}; /* a small trip count */"));
-        let mut v = Var::new(name, Kind::Int {
-            lo: steps_value,
-            hi: steps_value,
-            writable: false,
-        });
+        self.global_lines.push(format!(
+            "int {name} = {steps_value}; /* a small trip count */"
+        ));
+        let mut v = Var::new(
+            name,
+            Kind::Int {
+                lo: steps_value,
+                hi: steps_value,
+                writable: false,
+            },
+        );
         v.global = true;
         self.globals.push(v);
         let name = self.rng.pick(&works).to_string();
-        self.global_lines.push(format!("double {name} = 0.0; /* reset by the head on entry */"));
-        let mut v = Var::new(name, Kind::Real {
-            float: false,
-            bound: B,
-            writable: true,
-        });
+        self.global_lines.push(format!(
+            "double {name} = 0.0; /* reset by the head on entry */"
+        ));
+        let mut v = Var::new(
+            name,
+            Kind::Real {
+                float: false,
+                bound: B,
+                writable: true,
+            },
+        );
         v.global = true;
         self.globals.push(v);
         let name = self.rng.pick(&coefs).to_string();
@@ -676,14 +703,21 @@ impl<'c> Gen<'c> {
         let bound = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         self.global_lines.push(format!(
             "double {name}[4] = {{{}}};",
-            values.iter().map(|v| fmt_real(*v)).collect::<Vec<_>>().join(", ")
+            values
+                .iter()
+                .map(|v| fmt_real(*v))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
-        let mut v = Var::new(name, Kind::RealArr {
-            float: false,
-            len: 4,
-            bound,
-            writable: false,
-        });
+        let mut v = Var::new(
+            name,
+            Kind::RealArr {
+                float: false,
+                len: 4,
+                bound,
+                writable: false,
+            },
+        );
         v.global = true;
         self.globals.push(v);
     }
@@ -706,19 +740,24 @@ impl<'c> Gen<'c> {
         };
         self.p.extents.push(("3".into(), 3, 3));
         self.p.extents.push(("4".into(), 4, 4));
-        if let Some(g) = self.globals.iter().find(|g| matches!(g.kind, Kind::Int { .. })) {
-            if let Kind::Int { lo, hi, .. } = g.kind {
-                self.p.extents.push((g.name.clone(), lo, hi));
-            }
+        let steps = self.globals.iter().find_map(|g| match g.kind {
+            Kind::Int { lo, hi, .. } => Some((g.name.clone(), lo, hi)),
+            _ => None,
+        });
+        if let Some(steps) = steps {
+            self.p.extents.push(steps);
         }
         let sink_names = ["acc", "res", "keep", "trail", "mixv"];
         let sink = self.rng.pick(&sink_names).to_string();
         self.p.sink = sink.clone();
-        let mut v = Var::new(sink.clone(), Kind::Real {
-            float: false,
-            bound: B,
-            writable: true,
-        });
+        let mut v = Var::new(
+            sink.clone(),
+            Kind::Real {
+                float: false,
+                bound: B,
+                writable: true,
+            },
+        );
         v.read = true;
         self.p.scopes[1].push(v);
         self.emit(format!("double {sink} = 0.0;"));
@@ -732,7 +771,10 @@ impl<'c> Gen<'c> {
         let mut out = Vec::new();
         if self.f().comments && self.rng.chance(0.6) {
             let phrase = *self.rng.pick(PHRASES);
-            out.push(format!("/* {}: {phrase}. */", signature.split('(').next().unwrap_or("")));
+            out.push(format!(
+                "/* {}: {phrase}. */",
+                signature.split('(').next().unwrap_or("")
+            ));
         }
         out.push(signature);
         out.push("{".into());
@@ -757,27 +799,47 @@ impl<'c> Gen<'c> {
             0 => (
                 vec![
                     ("u".into(), PKind::Real { float: false }),
-                    ("v".into(), PKind::Real { float: floats && self.rng.chance(0.3) }),
+                    (
+                        "v".into(),
+                        PKind::Real {
+                            float: floats && self.rng.chance(0.3),
+                        },
+                    ),
                 ],
                 Ret::Real { float: false },
             ),
             1 if self.f().pointer_calls => (
                 vec![
                     ("p".into(), PKind::SliceIn { len }),
-                    ("m".into(), PKind::Int { lo: 1, hi: len as i64 }),
+                    (
+                        "m".into(),
+                        PKind::Int {
+                            lo: 1,
+                            hi: len as i64,
+                        },
+                    ),
                 ],
                 Ret::Real { float: false },
             ),
             2 if self.f().pointer_calls => (
                 vec![
                     ("v".into(), PKind::SliceOut { len }),
-                    ("m".into(), PKind::Int { lo: 1, hi: len as i64 }),
+                    (
+                        "m".into(),
+                        PKind::Int {
+                            lo: 1,
+                            hi: len as i64,
+                        },
+                    ),
                     ("s".into(), PKind::Real { float: false }),
                 ],
                 Ret::Void,
             ),
             3 if self.f().pointer_calls => (
-                vec![("u".into(), PKind::Real { float: false }), ("out".into(), PKind::Out)],
+                vec![
+                    ("u".into(), PKind::Real { float: false }),
+                    ("out".into(), PKind::Out),
+                ],
                 Ret::Void,
             ),
             4 if floats => (
@@ -793,7 +855,10 @@ impl<'c> Gen<'c> {
                     ("k".into(), PKind::Int { lo: 0, hi: 9 }),
                     ("u".into(), PKind::Real { float: false }),
                 ],
-                Ret::Int { lo: 0, hi: self.rng.range(2, 6) },
+                Ret::Int {
+                    lo: 0,
+                    hi: self.rng.range(2, 6),
+                },
             ),
             6 if self.f().pointer_calls => (
                 vec![
@@ -826,7 +891,11 @@ impl<'c> Gen<'c> {
         self.start_proc(pure_, Some(ret.clone()));
         let mut sig_params = Vec::new();
         for (pname, pk) in &params {
-            let sname = self.strukt.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+            let sname = self
+                .strukt
+                .as_ref()
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
             let (decl, kind) = match pk {
                 PKind::Real { float } => (
                     format!("{} {pname}", if *float { "float" } else { "double" }),
@@ -903,8 +972,16 @@ impl<'c> Gen<'c> {
                 let (e, b) = self.real_expr(2);
                 let text = format!("({e} + 0.25 * {sink})");
                 let s = self.squash(text, b + B * 0.25, B);
-                let cast = if *float && self.f().casts { "(float) " } else { "" };
-                let s = if cast.is_empty() { strip(&s).to_string() } else { format!("{cast}{}", operand(&s)) };
+                let cast = if *float && self.f().casts {
+                    "(float) "
+                } else {
+                    ""
+                };
+                let s = if cast.is_empty() {
+                    strip(&s).to_string()
+                } else {
+                    format!("{cast}{}", operand(&s))
+                };
                 self.emit(format!("return {s};"));
             }
             Ret::Int { lo, hi } => {
@@ -927,8 +1004,12 @@ impl<'c> Gen<'c> {
             Ret::Void => {
                 // Write the sink into the first writable output.
                 let at = self.find(|v| {
-                    matches!(v.kind, Kind::Out | Kind::RealArr { writable: true, .. } | Kind::Struct { pointer: true })
-                        && !v.global
+                    matches!(
+                        v.kind,
+                        Kind::Out
+                            | Kind::RealArr { writable: true, .. }
+                            | Kind::Struct { pointer: true }
+                    ) && !v.global
                 });
                 if let Some(&at) = at.first() {
                     let v = self.var(at).clone();
@@ -936,7 +1017,11 @@ impl<'c> Gen<'c> {
                         Kind::Out => format!("*{}", v.name),
                         Kind::RealArr { .. } => format!("{}[0]", v.name),
                         _ => {
-                            let field = self.strukt.as_ref().map(|s| s.reals[0].0.clone()).unwrap_or_default();
+                            let field = self
+                                .strukt
+                                .as_ref()
+                                .map(|s| s.reals[0].0.clone())
+                                .unwrap_or_default();
                             format!("{}->{field}", v.name)
                         }
                     };
@@ -950,19 +1035,31 @@ impl<'c> Gen<'c> {
         let depth_max = self.rng.range(2, 5);
         let params = vec![
             ("u".to_string(), PKind::Real { float: false }),
-            ("depth".to_string(), PKind::Int { lo: 0, hi: depth_max }),
+            (
+                "depth".to_string(),
+                PKind::Int {
+                    lo: 0,
+                    hi: depth_max,
+                },
+            ),
         ];
         self.start_proc(true, Some(Ret::Real { float: false }));
-        self.add_param("u", Kind::Real {
-            float: false,
-            bound: B,
-            writable: true,
-        });
-        self.add_param("depth", Kind::Int {
-            lo: 0,
-            hi: depth_max,
-            writable: false,
-        });
+        self.add_param(
+            "u",
+            Kind::Real {
+                float: false,
+                bound: B,
+                writable: true,
+            },
+        );
+        self.add_param(
+            "depth",
+            Kind::Int {
+                lo: 0,
+                hi: depth_max,
+                writable: false,
+            },
+        );
         // Mark the parameters as read: the base case and the call read them.
         for v in &mut self.p.scopes[1] {
             v.read = true;
@@ -990,11 +1087,18 @@ impl<'c> Gen<'c> {
                 strip(&arg)
             )
         } else {
-            format!("0.5 * {name}({}, depth - 1) + 0.5 * {tail} + 0.1 * {sink}", strip(&arg))
+            format!(
+                "0.5 * {name}({}, depth - 1) + 0.5 * {tail} + 0.1 * {sink}",
+                strip(&arg)
+            )
         };
         let s = self.squash(format!("({body})"), 2.0 * B, B);
         self.emit(format!("return {};", strip(&s)));
-        let calls: u64 = if two { 1 << (depth_max + 1) } else { depth_max as u64 + 1 };
+        let calls: u64 = if two {
+            1 << (depth_max + 1)
+        } else {
+            depth_max as u64 + 1
+        };
         let cost = (self.p.cost.max(1) + 4) * calls;
         let text = self.finish_proc(format!("double {name}(double u, int depth)"));
         self.helpers.push(Helper {
@@ -1012,31 +1116,49 @@ impl<'c> Gen<'c> {
         let n = self.n;
         self.p.n_text = Some("n".into());
         self.p.extents.push(("n".into(), n as i64, n as i64));
-        self.add_param("n", Kind::Int {
-            lo: n as i64,
-            hi: n as i64,
-            writable: false,
-        });
-        self.add_param("x", Kind::RealArr {
-            float: false,
-            len: n,
-            bound: 1.0,
-            writable: false,
-        });
-        self.add_param("y", Kind::RealArr {
-            float: false,
-            len: n,
-            bound: B,
-            writable: true,
-        });
-        self.add_param("a", Kind::Real {
-            float: false,
-            bound: B,
-            writable: true,
-        });
-        if let Some(g) = self.globals.iter().find(|g| matches!(g.kind, Kind::Real { writable: true, .. })) {
+        self.add_param(
+            "n",
+            Kind::Int {
+                lo: n as i64,
+                hi: n as i64,
+                writable: false,
+            },
+        );
+        self.add_param(
+            "x",
+            Kind::RealArr {
+                float: false,
+                len: n,
+                bound: 1.0,
+                writable: false,
+            },
+        );
+        self.add_param(
+            "y",
+            Kind::RealArr {
+                float: false,
+                len: n,
+                bound: B,
+                writable: true,
+            },
+        );
+        self.add_param(
+            "a",
+            Kind::Real {
+                float: false,
+                bound: B,
+                writable: true,
+            },
+        );
+        if let Some(g) = self
+            .globals
+            .iter()
+            .find(|g| matches!(g.kind, Kind::Real { writable: true, .. }))
+        {
             let name = g.name.clone();
-            self.emit(format!("{name} = 0.5 * a; /* the head owns the global state */"));
+            self.emit(format!(
+                "{name} = 0.5 * a; /* the head owns the global state */"
+            ));
         }
         if self.strukt.is_some() {
             self.struct_decl();
@@ -1055,11 +1177,14 @@ impl<'c> Gen<'c> {
         self.emit(format!("for (int {var} = 0; {var} < n; {var}++) {{"));
         self.p.indent += 1;
         self.p.scopes.push(vec![{
-            let mut v = Var::new(var.clone(), Kind::Int {
-                lo: 0,
-                hi: n as i64 - 1,
-                writable: false,
-            });
+            let mut v = Var::new(
+                var.clone(),
+                Kind::Int {
+                    lo: 0,
+                    hi: n as i64 - 1,
+                    writable: false,
+                },
+            );
             v.read = true;
             v
         }]);
@@ -1069,7 +1194,10 @@ impl<'c> Gen<'c> {
         });
         let (e, b) = self.real_expr(2);
         let sink = self.p.sink.clone();
-        let text = format!("(0.5 * y[{var}] + 0.25 * x[{var}] + 0.25 * {sink} + 0.125 * {})", operand(&e));
+        let text = format!(
+            "(0.5 * y[{var}] + 0.25 * x[{var}] + 0.25 * {sink} + 0.125 * {})",
+            operand(&e)
+        );
         let s = self.squash(text, 0.5 * B + 0.25 + 0.25 * B + 0.125 * b, B);
         self.emit(format!("y[{var}] = {};", strip(&s)));
         self.p.loops.pop();
@@ -1177,7 +1305,11 @@ impl<'c> Gen<'c> {
             .map(|s| s.iter().filter(|v| !v.read).cloned().collect())
             .unwrap_or_default();
         for v in unread {
-            let field0 = self.strukt.as_ref().map(|s| s.reals[0].0.clone()).unwrap_or_default();
+            let field0 = self
+                .strukt
+                .as_ref()
+                .map(|s| s.reals[0].0.clone())
+                .unwrap_or_default();
             let r = match v.kind {
                 Kind::Real { .. } => v.name.clone(),
                 Kind::Int { .. } => format!("0.25 * {}", v.name),
@@ -1199,7 +1331,11 @@ impl<'c> Gen<'c> {
     fn loop_var(&mut self) -> String {
         for name in LOOP_VARS {
             let used = self.p.loops.iter().any(|l| l.var == *name)
-                || self.p.scopes.iter().any(|s| s.iter().any(|v| v.name == *name));
+                || self
+                    .p
+                    .scopes
+                    .iter()
+                    .any(|s| s.iter().any(|v| v.name == *name));
             if !used {
                 return name.to_string();
             }
@@ -1228,22 +1364,29 @@ impl<'c> Gen<'c> {
         let loops_ok = can_nest && self.p.loops.len() < self.cfg.max_loop_depth;
         let has_acc = !self.p.accs.is_empty();
         let weights = [
-            5,                                                     // 0 real decl
-            3,                                                     // 1 int decl
-            if can_nest { 2 } else { 0 },                          // 2 array decl
-            6,                                                     // 3 real assign
-            4,                                                     // 4 contractive compound
-            2,                                                     // 5 int update
-            if can_nest { 4 } else { 0 },                          // 6 if chain
-            if loops_ok { 6 } else { 0 },                          // 7 for
-            if loops_ok && f.while_loops { 2 } else { 0 },         // 8 while
-            if loops_ok && f.do_while { 1 } else { 0 },            // 9 do while
-            if can_nest && f.switch { 2 } else { 0 },              // 10 switch
-            4,                                                     // 11 call
-            if has_acc { 8 } else { 0 },                           // 12 accumulate
-            if in_loop && f.break_continue { 1 } else { 0 },       // 13 break/continue
-            if self.strukt.is_some() && !self.p.pure_ { 1 } else { 0 }, // 14 struct decl
-            if self.p.ret.as_ref().is_some_and(|r| *r != Ret::Void) && f.early_return && self.p.nest > 0 {
+            5,                                               // 0 real decl
+            3,                                               // 1 int decl
+            if can_nest { 2 } else { 0 },                    // 2 array decl
+            6,                                               // 3 real assign
+            4,                                               // 4 contractive compound
+            2,                                               // 5 int update
+            if can_nest { 4 } else { 0 },                    // 6 if chain
+            if loops_ok { 6 } else { 0 },                    // 7 for
+            if loops_ok && f.while_loops { 2 } else { 0 },   // 8 while
+            if loops_ok && f.do_while { 1 } else { 0 },      // 9 do while
+            if can_nest && f.switch { 2 } else { 0 },        // 10 switch
+            4,                                               // 11 call
+            if has_acc { 8 } else { 0 },                     // 12 accumulate
+            if in_loop && f.break_continue { 1 } else { 0 }, // 13 break/continue
+            if self.strukt.is_some() && !self.p.pure_ {
+                1
+            } else {
+                0
+            }, // 14 struct decl
+            if self.p.ret.as_ref().is_some_and(|r| *r != Ret::Void)
+                && f.early_return
+                && self.p.nest > 0
+            {
                 1
             } else {
                 0
@@ -1271,7 +1414,11 @@ impl<'c> Gen<'c> {
 
     fn real_decl(&mut self) {
         let float = self.f().floats && self.rng.chance(0.25);
-        let prefix = if float { "f" } else { *self.rng.pick(&["t", "w", "r", "z", "s"]) };
+        let prefix = if float {
+            "f"
+        } else {
+            *self.rng.pick(&["t", "w", "r", "z", "s"])
+        };
         let name = self.fresh(prefix);
         let (e, b) = self.real_expr(self.cfg.max_expr_depth);
         let s = self.squash(e, b, B);
@@ -1282,11 +1429,14 @@ impl<'c> Gen<'c> {
         };
         let ty = if float { "float" } else { "double" };
         self.stmt_line(format!("{ty} {name} = {s};"));
-        self.declare(Var::new(name, Kind::Real {
-            float,
-            bound: B,
-            writable: true,
-        }));
+        self.declare(Var::new(
+            name,
+            Kind::Real {
+                float,
+                bound: B,
+                writable: true,
+            },
+        ));
     }
 
     fn int_decl(&mut self) {
@@ -1296,12 +1446,23 @@ impl<'c> Gen<'c> {
         let lo = e.lo.min(0);
         let hi = e.hi.max(0);
         self.stmt_line(format!("int {name} = {};", strip(&e.s)));
-        self.declare(Var::new(name, Kind::Int { lo, hi, writable: true }));
+        self.declare(Var::new(
+            name,
+            Kind::Int {
+                lo,
+                hi,
+                writable: true,
+            },
+        ));
     }
 
     fn array_decl(&mut self) {
         let int_array = self.rng.chance(0.25);
-        let len = if self.rng.chance(0.5) { self.n } else { self.rng.range(2, 5) as usize };
+        let len = if self.rng.chance(0.5) {
+            self.n
+        } else {
+            self.rng.range(2, 5) as usize
+        };
         let float = !int_array && self.f().floats && self.rng.chance(0.2);
         let name = self.fresh(if int_array { "idx" } else { "buf" });
         let var = self.loop_var();
@@ -1312,13 +1473,18 @@ impl<'c> Gen<'c> {
             let add = self.rng.range(0, 3);
             self.emit(format!("int {name}[{len}];"));
             self.emit(format!("for (int {var} = 0; {var} < {len}; {var}++) {{"));
-            self.emit(format!("    {name}[{var}] = ({var} * {mul} + {add}) % {modulus};"));
+            self.emit(format!(
+                "    {name}[{var}] = ({var} * {mul} + {add}) % {modulus};"
+            ));
             self.emit("}");
-            self.declare(Var::new(name, Kind::IntArr {
-                len,
-                lo: 0,
-                hi: modulus - 1,
-            }));
+            self.declare(Var::new(
+                name,
+                Kind::IntArr {
+                    len,
+                    lo: 0,
+                    hi: modulus - 1,
+                },
+            ));
             return;
         }
         let ty = if float { "float" } else { "double" };
@@ -1333,11 +1499,14 @@ impl<'c> Gen<'c> {
             self.emit(format!("{ty} {name}[{len}];"));
             self.emit(format!("for (int {var} = 0; {var} < {len}; {var}++) {{"));
             self.p.indent += 1;
-            let mut v = Var::new(var.clone(), Kind::Int {
-                lo: 0,
-                hi: len as i64 - 1,
-                writable: false,
-            });
+            let mut v = Var::new(
+                var.clone(),
+                Kind::Int {
+                    lo: 0,
+                    hi: len as i64 - 1,
+                    writable: false,
+                },
+            );
             v.read = true;
             self.p.scopes.push(vec![v]);
             let (e, b) = self.real_expr(2);
@@ -1347,12 +1516,15 @@ impl<'c> Gen<'c> {
             self.p.indent -= 1;
             self.emit("}");
         }
-        self.declare(Var::new(name, Kind::RealArr {
-            float,
-            len,
-            bound: B,
-            writable: true,
-        }));
+        self.declare(Var::new(
+            name,
+            Kind::RealArr {
+                float,
+                len,
+                bound: B,
+                writable: true,
+            },
+        ));
     }
 
     fn struct_decl(&mut self) {
@@ -1444,7 +1616,10 @@ impl<'c> Gen<'c> {
                 let (e, _) = self.real_atom();
                 format!("{place} /= (1.0 + {e} * {e});")
             }
-            2 => format!("{place} *= {};", self.rng.pick(&["0.5", "0.75", "0.9", "-0.5"])),
+            2 => format!(
+                "{place} *= {};",
+                self.rng.pick(&["0.5", "0.75", "0.9", "-0.5"])
+            ),
             3 => format!("{place} /= {};", self.rng.pick(&["2.0", "1.5", "4.0"])),
             4 => {
                 let (e, b) = self.real_expr(2);
@@ -1461,7 +1636,8 @@ impl<'c> Gen<'c> {
     }
 
     fn int_update(&mut self) {
-        let cands = self.find(|v| v.lock == Lock::Free && matches!(v.kind, Kind::Int { writable: true, .. }));
+        let cands = self
+            .find(|v| v.lock == Lock::Free && matches!(v.kind, Kind::Int { writable: true, .. }));
         if cands.is_empty() {
             return self.int_decl();
         }
@@ -1550,7 +1726,8 @@ impl<'c> Gen<'c> {
             "int ".to_string()
         };
         let outer = self.find(|v| {
-            v.lock == Lock::Free && matches!(v.kind, Kind::Int { writable: false, lo, .. } if lo >= 0)
+            v.lock == Lock::Free
+                && matches!(v.kind, Kind::Int { writable: false, lo, .. } if lo >= 0)
         });
         let outer: Vec<At> = outer
             .into_iter()
@@ -1565,7 +1742,10 @@ impl<'c> Gen<'c> {
             5 | 6 => {
                 let at = *self.rng.pick(&outer);
                 let o = self.mark(at);
-                let Kind::Int { lo: olo, hi: ohi, .. } = o.kind else {
+                let Kind::Int {
+                    lo: olo, hi: ohi, ..
+                } = o.kind
+                else {
                     return;
                 };
                 if form == 5 || olo > uhi - 1 {
@@ -1624,7 +1804,14 @@ impl<'c> Gen<'c> {
         let accs = self.declare_accs();
         self.emit(format!("{header} {{"));
         self.open();
-        let mut v = Var::new(var.clone(), Kind::Int { lo, hi, writable: false });
+        let mut v = Var::new(
+            var.clone(),
+            Kind::Int {
+                lo,
+                hi,
+                writable: false,
+            },
+        );
         v.read = true;
         self.declare(v);
         self.p.loops.push(LoopFrame {
@@ -1660,11 +1847,14 @@ impl<'c> Gen<'c> {
             if self.rng.chance(0.3) {
                 let name = self.fresh("cnt");
                 self.emit(format!("int {name} = 0;"));
-                let mut v = Var::new(name.clone(), Kind::Int {
-                    lo: 0,
-                    hi: 0,
-                    writable: false,
-                });
+                let mut v = Var::new(
+                    name.clone(),
+                    Kind::Int {
+                        lo: 0,
+                        hi: 0,
+                        writable: false,
+                    },
+                );
                 v.lock = Lock::AccInt { base };
                 self.declare(v);
                 names.push(name);
@@ -1673,11 +1863,14 @@ impl<'c> Gen<'c> {
                 let name = self.fresh(if float { "fsum" } else { "sum" });
                 let ty = if float { "float" } else { "double" };
                 self.emit(format!("{ty} {name} = 0.0;"));
-                let mut v = Var::new(name.clone(), Kind::Real {
-                    float,
-                    bound: 0.0,
-                    writable: false,
-                });
+                let mut v = Var::new(
+                    name.clone(),
+                    Kind::Real {
+                        float,
+                        bound: 0.0,
+                        writable: false,
+                    },
+                );
                 v.lock = Lock::AccReal { base };
                 self.declare(v);
                 names.push(name);
@@ -1775,11 +1968,14 @@ impl<'c> Gen<'c> {
             self.emit(format!("while ({name} < {k}{extra}) {{"));
         }
         self.open();
-        let mut v = Var::new(name.clone(), Kind::Int {
-            lo: 0,
-            hi: k - 1,
-            writable: false,
-        });
+        let mut v = Var::new(
+            name.clone(),
+            Kind::Int {
+                lo: 0,
+                hi: k - 1,
+                writable: false,
+            },
+        );
         v.read = true;
         self.declare(v);
         self.p.loops.push(LoopFrame {
@@ -1800,11 +1996,14 @@ impl<'c> Gen<'c> {
             self.emit("}");
         }
         self.unlock(accs);
-        let mut v = Var::new(name, Kind::Int {
-            lo: 0,
-            hi: k + 1,
-            writable: false,
-        });
+        let mut v = Var::new(
+            name,
+            Kind::Int {
+                lo: 0,
+                hi: k + 1,
+                writable: false,
+            },
+        );
         v.read = true;
         self.declare(v);
     }
@@ -1847,7 +2046,11 @@ impl<'c> Gen<'c> {
         let Some(frame) = self.p.loops.last().cloned() else {
             return;
         };
-        let word = if frame.continue_ok && self.rng.chance(0.5) { "continue" } else { "break" };
+        let word = if frame.continue_ok && self.rng.chance(0.5) {
+            "continue"
+        } else {
+            "break"
+        };
         let c = self.cond(1);
         self.emit(format!("if {} {{", paren_cond(&c)));
         self.emit(format!("    {word};"));
@@ -1915,9 +2118,15 @@ impl<'c> Gen<'c> {
                 && !(v.global && pure_)
                 && matches!(
                     v.kind,
-                    Kind::Real { float: false, writable: true, .. }
-                        | Kind::RealArr { float: false, writable: true, .. }
-                        | Kind::Out
+                    Kind::Real {
+                        float: false,
+                        writable: true,
+                        ..
+                    } | Kind::RealArr {
+                        float: false,
+                        writable: true,
+                        ..
+                    } | Kind::Out
                 )
         })
     }
@@ -1957,7 +2166,11 @@ impl<'c> Gen<'c> {
                         continue;
                     };
                     if l == len || self.rng.chance(0.3) {
-                        if self.rng.chance(0.3) { format!("&{}[0]", v.name) } else { v.name }
+                        if self.rng.chance(0.3) {
+                            format!("&{}[0]", v.name)
+                        } else {
+                            v.name
+                        }
                     } else {
                         let i = self.index(l - len + 1);
                         format!("&{}[{i}]", v.name)
@@ -2012,11 +2225,14 @@ impl<'c> Gen<'c> {
                     let v = self.fresh(if float { "f" } else { "r" });
                     let ty = if float { "float" } else { "double" };
                     self.stmt_line(format!("{ty} {v} = {call};"));
-                    self.declare(Var::new(v, Kind::Real {
-                        float,
-                        bound: B,
-                        writable: true,
-                    }));
+                    self.declare(Var::new(
+                        v,
+                        Kind::Real {
+                            float,
+                            bound: B,
+                            writable: true,
+                        },
+                    ));
                 } else {
                     self.stmt_line(format!("{sink} += 0.5 * (tanh({call}) - {sink});"));
                 }
@@ -2024,11 +2240,14 @@ impl<'c> Gen<'c> {
             Ret::Int { lo, hi } => {
                 let v = self.fresh("q");
                 self.stmt_line(format!("int {v} = {call};"));
-                self.declare(Var::new(v, Kind::Int {
-                    lo: lo.min(0),
-                    hi: hi.max(0),
-                    writable: true,
-                }));
+                self.declare(Var::new(
+                    v,
+                    Kind::Int {
+                        lo: lo.min(0),
+                        hi: hi.max(0),
+                        writable: true,
+                    },
+                ));
             }
         }
     }
@@ -2039,7 +2258,11 @@ impl<'c> Gen<'c> {
             return self.real_assign();
         }
         // Prefer helpers not called yet, so that the call graph is connected.
-        let fresh: Vec<usize> = cands.iter().copied().filter(|&h| !self.helpers[h].called).collect();
+        let fresh: Vec<usize> = cands
+            .iter()
+            .copied()
+            .filter(|&h| !self.helpers[h].called)
+            .collect();
         let h = if !fresh.is_empty() && self.rng.chance(0.7) {
             *self.rng.pick(&fresh)
         } else {
@@ -2105,7 +2328,9 @@ impl<'c> Gen<'c> {
     }
 
     fn constant(&mut self) -> (String, f64) {
-        let v = *self.rng.pick(&[0.5, 0.25, 1.5, 2.0, 0.75, 0.125, 3.0, 1.0, 0.1, 0.3, 0.05]);
+        let v = *self
+            .rng
+            .pick(&[0.5, 0.25, 1.5, 2.0, 0.75, 0.125, 3.0, 1.0, 0.1, 0.3, 0.05]);
         (fmt_real(v), v)
     }
 
@@ -2114,7 +2339,11 @@ impl<'c> Gen<'c> {
             v.lock == Lock::Free
                 && matches!(
                     v.kind,
-                    Kind::Real { .. } | Kind::RealArr { .. } | Kind::Out | Kind::Struct { .. } | Kind::Int { .. }
+                    Kind::Real { .. }
+                        | Kind::RealArr { .. }
+                        | Kind::Out
+                        | Kind::Struct { .. }
+                        | Kind::Int { .. }
                 )
         });
         let w = [2, if cands.is_empty() { 0 } else { 12 }, 1];
@@ -2161,8 +2390,15 @@ impl<'c> Gen<'c> {
             return self.real_atom();
         }
         let disc = self.f().discontinuous;
-        let cast = if self.f().casts && self.f().floats { 1 } else { 0 };
-        let (s, b) = match self.rng.weighted(&[10, 8, 4, 2, 12, if disc { 2 } else { 0 }, cast]) {
+        let cast = if self.f().casts && self.f().floats {
+            1
+        } else {
+            0
+        };
+        let (s, b) = match self
+            .rng
+            .weighted(&[10, 8, 4, 2, 12, if disc { 2 } else { 0 }, cast])
+        {
             0 => {
                 let (l, lb) = self.real_expr(depth - 1);
                 let (r, rb) = self.real_expr(depth - 1);
@@ -2171,7 +2407,11 @@ impl<'c> Gen<'c> {
             }
             1 => {
                 let (l, lb) = self.real_expr(depth - 1);
-                let (r, rb) = if self.rng.chance(0.4) { self.constant() } else { self.real_expr(depth - 1) };
+                let (r, rb) = if self.rng.chance(0.4) {
+                    self.constant()
+                } else {
+                    self.real_expr(depth - 1)
+                };
                 (format!("({l} * {r})"), lb * rb)
             }
             2 => {
@@ -2188,7 +2428,10 @@ impl<'c> Gen<'c> {
                 let c = self.cond(1);
                 let (l, lb) = self.real_expr(depth - 1);
                 let (r, rb) = self.real_expr(depth - 1);
-                (format!("({} ? {} : {})", paren_cond(&c), strip(&l), strip(&r)), lb.max(rb))
+                (
+                    format!("({} ? {} : {})", paren_cond(&c), strip(&l), strip(&r)),
+                    lb.max(rb),
+                )
             }
             _ => {
                 let (l, lb) = self.real_expr(depth - 1);
@@ -2220,7 +2463,10 @@ impl<'c> Gen<'c> {
             }
             2 => {
                 let (e, _) = self.real_expr(1);
-                (format!("(1.0 + exp({}))", strip(&self.squash(e, CAP * 10.0, 2.0))), 1.0)
+                (
+                    format!("(1.0 + exp({}))", strip(&self.squash(e, CAP * 10.0, 2.0))),
+                    1.0,
+                )
             }
             3 if self.f().discontinuous => {
                 let (e, _) = self.real_expr(1);
@@ -2236,16 +2482,16 @@ impl<'c> Gen<'c> {
     fn math(&mut self, depth: u32) -> (String, f64) {
         let disc = self.f().discontinuous;
         let w = [
-            3,                         // sin cos
-            3,                         // tanh atan erf
-            2,                         // sqrt(e*e + 1)
-            2,                         // log(1 + e*e), log1p
-            2,                         // exp(-e*e), exp(tanh e), expm1(tanh e)
-            1,                         // pow
-            1,                         // atan2
-            1,                         // hypot(e, 1.0)
-            1,                         // cbrt smooth
-            1,                         // sinh/cosh of tanh
+            3,                        // sin cos
+            3,                        // tanh atan erf
+            2,                        // sqrt(e*e + 1)
+            2,                        // log(1 + e*e), log1p
+            2,                        // exp(-e*e), exp(tanh e), expm1(tanh e)
+            1,                        // pow
+            1,                        // atan2
+            1,                        // hypot(e, 1.0)
+            1,                        // cbrt smooth
+            1,                        // sinh/cosh of tanh
             if disc { 3 } else { 0 }, // fabs fmin fmax hypot cbrt
         ];
         match self.rng.weighted(&w) {
@@ -2257,7 +2503,10 @@ impl<'c> Gen<'c> {
             1 => {
                 let (e, _) = self.real_expr(depth);
                 let f = *self.rng.pick(&["tanh", "atan", "erf"]);
-                (format!("{f}({})", strip(&e)), if f == "atan" { 1.571 } else { 1.0 })
+                (
+                    format!("{f}({})", strip(&e)),
+                    if f == "atan" { 1.571 } else { 1.0 },
+                )
             }
             2 => {
                 let (e, b) = self.real_atom();
@@ -2278,7 +2527,7 @@ impl<'c> Gen<'c> {
                 }
                 1 => {
                     let (e, _) = self.real_expr(depth);
-                    (format!("exp(tanh({}))", strip(&e)), 2.7183)
+                    (format!("exp(tanh({}))", strip(&e)), std::f64::consts::E)
                 }
                 _ => {
                     let (e, _) = self.real_expr(depth);
@@ -2289,16 +2538,25 @@ impl<'c> Gen<'c> {
                 let p = *self.rng.pick(&[0.5, 1.5, 2.0, 0.75]);
                 if disc && self.rng.chance(0.5) {
                     let (e, b) = self.real_expr(depth);
-                    (format!("pow(fabs({}) + 1.0, {})", strip(&e), fmt_real(p)), (b + 1.0).powf(p))
+                    (
+                        format!("pow(fabs({}) + 1.0, {})", strip(&e), fmt_real(p)),
+                        (b + 1.0).powf(p),
+                    )
                 } else {
                     let (e, b) = self.real_atom();
-                    (format!("pow({e} * {e} + 1.0, {})", fmt_real(p)), (b * b + 1.0).powf(p))
+                    (
+                        format!("pow({e} * {e} + 1.0, {})", fmt_real(p)),
+                        (b * b + 1.0).powf(p),
+                    )
                 }
             }
             6 => {
                 let (e1, _) = self.real_expr(depth);
                 let (e2, _) = self.real_expr(depth);
-                (format!("atan2({}, 2.0 + cos({}))", strip(&e1), strip(&e2)), 1.571)
+                (
+                    format!("atan2({}, 2.0 + cos({}))", strip(&e1), strip(&e2)),
+                    1.571,
+                )
             }
             7 => {
                 let (e, b) = self.real_expr(depth);
@@ -2324,7 +2582,10 @@ impl<'c> Gen<'c> {
                     }
                     3 => {
                         let (e2, b2) = self.real_expr(depth);
-                        (format!("hypot({}, {})", strip(&e1), strip(&e2)), (b1 * b1 + b2 * b2).sqrt())
+                        (
+                            format!("hypot({}, {})", strip(&e1), strip(&e2)),
+                            (b1 * b1 + b2 * b2).sqrt(),
+                        )
                     }
                     _ => (format!("cbrt({})", strip(&e1)), b1.cbrt()),
                 }
@@ -2334,10 +2595,19 @@ impl<'c> Gen<'c> {
 
     fn int_atom(&mut self) -> IE {
         let cands = self.find(|v| {
-            v.lock == Lock::Free && matches!(v.kind, Kind::Int { .. } | Kind::IntArr { .. } | Kind::Struct { .. })
+            v.lock == Lock::Free
+                && matches!(
+                    v.kind,
+                    Kind::Int { .. } | Kind::IntArr { .. } | Kind::Struct { .. }
+                )
         });
         let disc_cast = self.f().discontinuous && self.f().casts;
-        let w = [3, if cands.is_empty() { 0 } else { 10 }, 1, if disc_cast { 1 } else { 0 }];
+        let w = [
+            3,
+            if cands.is_empty() { 0 } else { 10 },
+            1,
+            if disc_cast { 1 } else { 0 },
+        ];
         match self.rng.weighted(&w) {
             1 => {
                 let at = self.pick_var(&cands);
@@ -2353,7 +2623,11 @@ impl<'c> Gen<'c> {
                         }
                     }
                     Kind::Struct { pointer } => {
-                        let tag = self.strukt.as_ref().map(|s| s.tag.clone()).unwrap_or_default();
+                        let tag = self
+                            .strukt
+                            .as_ref()
+                            .map(|s| s.tag.clone())
+                            .unwrap_or_default();
                         let sep = if pointer { "->" } else { "." };
                         // The tag field is kept in [0, 3] by every write.
                         IE {
@@ -2487,13 +2761,16 @@ impl<'c> Gen<'c> {
     fn index(&mut self, len: usize) -> String {
         let len_i = len as i64;
         let fits = self.find(|v| {
-            v.lock == Lock::Free && matches!(v.kind, Kind::Int { lo, hi, .. } if lo >= 0 && hi < len_i)
+            v.lock == Lock::Free
+                && matches!(v.kind, Kind::Int { lo, hi, .. } if lo >= 0 && hi < len_i)
         });
         let nonneg = self.find(|v| {
-            v.lock == Lock::Free && matches!(v.kind, Kind::Int { lo, hi, .. } if lo >= 0 && hi < INT_CAP)
+            v.lock == Lock::Free
+                && matches!(v.kind, Kind::Int { lo, hi, .. } if lo >= 0 && hi < INT_CAP)
         });
         let arrays = self.find(|v| {
-            v.lock == Lock::Free && matches!(v.kind, Kind::IntArr { lo, hi, .. } if lo >= 0 && hi < len_i)
+            v.lock == Lock::Free
+                && matches!(v.kind, Kind::IntArr { lo, hi, .. } if lo >= 0 && hi < len_i)
         });
         let len_text = match &self.p.n_text {
             Some(n) if len == self.n => n.clone(),
@@ -2542,7 +2819,12 @@ impl<'c> Gen<'c> {
 
     fn cond(&mut self, depth: u32) -> String {
         let disc = self.f().discontinuous;
-        match self.rng.weighted(&[5, if disc { 4 } else { 0 }, 2, if depth > 0 { 2 } else { 0 }]) {
+        match self.rng.weighted(&[
+            5,
+            if disc { 4 } else { 0 },
+            2,
+            if depth > 0 { 2 } else { 0 },
+        ]) {
             1 => {
                 let (l, _) = self.real_expr(1);
                 let (r, _) = self.real_expr(1);
