@@ -76,6 +76,10 @@ pub struct GenFeatures {
     pub break_continue: bool,
     /// `return` in the middle of a helper.
     pub early_return: bool,
+    /// Calls inside conditions, `?:` branches and initializer lists, where
+    /// a call is evaluated conditionally or cannot become a statement of
+    /// its own. Off by default: the lowering does not accept them yet.
+    pub conditional_calls: bool,
 }
 
 impl Default for GenFeatures {
@@ -94,6 +98,7 @@ impl Default for GenFeatures {
             discontinuous: true,
             break_continue: true,
             early_return: true,
+            conditional_calls: false,
         }
     }
 }
@@ -454,6 +459,9 @@ struct Proc {
     ret: Option<Ret>,
     /// The text standing for the length `n` of the head's arrays.
     n_text: Option<String>,
+    /// Inside a condition, a `?:` or an initializer list: no calls there
+    /// unless `conditional_calls`.
+    no_calls: u32,
 }
 
 type At = (usize, usize);
@@ -1490,10 +1498,12 @@ impl<'c> Gen<'c> {
         let ty = if float { "float" } else { "double" };
         if len <= 4 && self.rng.chance(0.4) {
             let mut items = Vec::new();
+            self.p.no_calls += 1;
             for _ in 0..len {
                 let (e, b) = self.real_expr(1);
                 items.push(strip(&self.squash(e, b, B)).to_string());
             }
+            self.p.no_calls -= 1;
             self.stmt_line(format!("{ty} {name}[{len}] = {{{}}};", items.join(", ")));
         } else {
             self.emit(format!("{ty} {name}[{len}];"));
@@ -1533,12 +1543,15 @@ impl<'c> Gen<'c> {
         };
         let name = self.fresh("cell");
         let mut items = Vec::new();
+        let init_list = self.rng.chance(0.5);
+        self.p.no_calls += u32::from(init_list);
         for _ in &def.reals {
             let (e, b) = self.real_expr(1);
             items.push(strip(&self.squash(e, b, B)).to_string());
         }
+        self.p.no_calls -= u32::from(init_list);
         let tag = self.rng.range(0, 3);
-        if self.rng.chance(0.5) {
+        if init_list {
             items.push(tag.to_string());
             self.stmt_line(format!("{} {name} = {{{}}};", def.name, items.join(", ")));
         } else {
@@ -2010,7 +2023,9 @@ impl<'c> Gen<'c> {
 
     fn switch(&mut self) {
         let cases = self.rng.range(2, 4);
+        self.p.no_calls += 1;
         let e = self.int_expr(2);
+        self.p.no_calls -= 1;
         let s = self.fit(&e, 0, cases);
         self.emit(format!("switch ({}) {{", strip(&s)));
         for case in 0..cases {
@@ -2273,6 +2288,9 @@ impl<'c> Gen<'c> {
 
     /// A call of a pure helper inside an expression.
     fn call_expr(&mut self, want_int: bool) -> Option<(String, f64, i64, i64)> {
+        if self.p.no_calls > 0 && !self.f().conditional_calls {
+            return None;
+        }
         let cands: Vec<usize> = (0..self.p.callable)
             .filter(|&h| {
                 let helper = &self.helpers[h];
@@ -2426,8 +2444,10 @@ impl<'c> Gen<'c> {
             4 => self.math(depth - 1),
             5 => {
                 let c = self.cond(1);
+                self.p.no_calls += 1;
                 let (l, lb) = self.real_expr(depth - 1);
                 let (r, rb) = self.real_expr(depth - 1);
+                self.p.no_calls -= 1;
                 (
                     format!("({} ? {} : {})", paren_cond(&c), strip(&l), strip(&r)),
                     lb.max(rb),
@@ -2718,8 +2738,10 @@ impl<'c> Gen<'c> {
             }
             _ => {
                 let c = self.cond(1);
+                self.p.no_calls += 1;
                 let l = self.int_expr(depth - 1);
                 let r = self.int_expr(depth - 1);
+                self.p.no_calls -= 1;
                 IE {
                     s: format!("({} ? {} : {})", paren_cond(&c), strip(&l.s), strip(&r.s)),
                     lo: l.lo.min(r.lo),
@@ -2818,6 +2840,13 @@ impl<'c> Gen<'c> {
     }
 
     fn cond(&mut self, depth: u32) -> String {
+        self.p.no_calls += 1;
+        let c = self.cond_inner(depth);
+        self.p.no_calls -= 1;
+        c
+    }
+
+    fn cond_inner(&mut self, depth: u32) -> String {
         let disc = self.f().discontinuous;
         match self.rng.weighted(&[
             5,
