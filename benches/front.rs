@@ -11,7 +11,7 @@
 
 use aioli::back::print_c;
 use aioli::front::{FrontOptions, load};
-use aioli::r#gen::realistic_c;
+use aioli::cgen::realistic_c;
 use std::time::Instant;
 
 struct Row {

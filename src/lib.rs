@@ -7,6 +7,6 @@ pub mod back;
 pub mod check;
 pub mod front;
 // `gen` is a reserved keyword in Rust 2024, hence the raw identifier.
-pub mod r#gen;
+pub mod cgen;
 pub mod il;
 pub mod interp;

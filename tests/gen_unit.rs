@@ -1,7 +1,7 @@
 //! The program generators produce C that a strict compiler accepts and that
 //! runs without undefined behaviour.
 
-use aioli::r#gen::{GenConfig, RandomProgram, random_program, realistic_c};
+use aioli::cgen::{GenConfig, RandomProgram, random_program, realistic_c};
 use std::path::Path;
 use std::process::Command;
 
