@@ -17,7 +17,10 @@ use proptest::prelude::*;
 fn preprocess_str(text: &str) -> Option<(SourceMap, Preprocessed)> {
     let mut sources = SourceMap::new();
     let file = sources.add("test.c", text.to_string());
-    let line_of = |offset: usize| text[..offset].matches('\n').count();
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let line_of = |offset: usize| line_starts.partition_point(|&s| s <= offset);
     let mut pp = Preprocessed {
         main_file: file,
         ..Preprocessed::default()
@@ -88,10 +91,7 @@ fn parse_str(text: &str) -> Result<TranslationUnit, (SourceMap, Diagnostic)> {
 fn parse_ok(text: &str) -> TranslationUnit {
     match parse_str(text) {
         Ok(tu) => tu,
-        Err((sources, d)) => panic!(
-            "parse failed: {}",
-            aioli::front::diag::render(&sources, &d)
-        ),
+        Err((sources, d)) => panic!("parse failed: {}", aioli::front::diag::render(&sources, &d)),
     }
 }
 
@@ -221,7 +221,11 @@ fn show_declarator(d: &Declarator) -> String {
             show_declarator(inner),
             params
                 .iter()
-                .map(|p| format!("{} {}", show_specs(&p.specs), show_declarator(&p.declarator)))
+                .map(|p| format!(
+                    "{} {}",
+                    show_specs(&p.specs),
+                    show_declarator(&p.declarator)
+                ))
                 .collect::<Vec<_>>()
                 .join(", "),
             if *variadic { ", ..." } else { "" }
@@ -266,7 +270,10 @@ fn all_assignment_operators() {
         ("^=", "Some(BitXor)"),
         ("|=", "Some(BitOr)"),
     ] {
-        assert_eq!(show(&expr(&format!("x {op} y"))), format!("{{x ={expected} y}}"));
+        assert_eq!(
+            show(&expr(&format!("x {op} y"))),
+            format!("{{x ={expected} y}}")
+        );
     }
 }
 
@@ -284,10 +291,16 @@ fn unary_postfix_and_primary() {
     assert_eq!(show(&expr("sizeof x + 1")), "{{sizeof x} Add 1}");
     assert_eq!(show(&expr("sizeof(double)")), "{sizeof type Double_}");
     assert_eq!(show(&expr("sizeof (x)")), "{sizeof (x)}");
-    assert_eq!(show(&expr("1.5e3 + 'a' + 0x1F")), "{{1.5e3 Add 'a'} Add 0x1F}");
+    assert_eq!(
+        show(&expr("1.5e3 + 'a' + 0x1F")),
+        "{{1.5e3 Add 'a'} Add 0x1F}"
+    );
     assert_eq!(show(&expr("puts(\"a\" \"b\")")), "puts(\"a\" \"b\")");
     let e = expr("\"x\" \"y\" \"z\"");
-    assert_eq!(e.kind, ExprKind::StrLit(vec!["\"x\"".into(), "\"y\"".into(), "\"z\"".into()]));
+    assert_eq!(
+        e.kind,
+        ExprKind::StrLit(vec!["\"x\"".into(), "\"y\"".into(), "\"z\"".into()])
+    );
 }
 
 #[test]
@@ -307,7 +320,10 @@ fn casts_versus_parentheses() {
         show(&expr("(const unsigned long int) x")),
         "{cast Const Unsigned Long Int_ x}"
     );
-    assert_eq!(show(&expr("(int)(double)x")), "{cast Int_ {cast Double_ x}}");
+    assert_eq!(
+        show(&expr("(int)(double)x")),
+        "{cast Int_ {cast Double_ x}}"
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -353,7 +369,11 @@ fn several_init_declarators_and_initializers() {
     ));
     match &declaration(&tu, 2).declarators[0].init {
         Some(Initializer::List(items, _)) => {
-            assert!(items.iter().all(|i| matches!(i, Initializer::Designated(_))))
+            assert!(
+                items
+                    .iter()
+                    .all(|i| matches!(i, Initializer::Designated(_)))
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -459,14 +479,23 @@ fn structs_unions_enums() {
             let fields = s.fields.as_ref().expect("a body");
             assert_eq!(fields.len(), 4);
             assert_eq!(fields[0].declarators.len(), 2);
-            assert_eq!(show_declarator(&fields[1].declarators[0].declarator), "Ptr(next)");
+            assert_eq!(
+                show_declarator(&fields[1].declarators[0].declarator),
+                "Ptr(next)"
+            );
             assert!(fields[2].declarators[0].bit_width.is_some());
             assert_eq!(show_declarator(&fields[3].declarators[0].declarator), "_");
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(show_specs(&declaration(&tu, 1).specs), "Struct(Some(\"P\"), None)");
-    assert_eq!(show_specs(&declaration(&tu, 2).specs), "Struct(None, Some(1))");
+    assert_eq!(
+        show_specs(&declaration(&tu, 1).specs),
+        "Struct(Some(\"P\"), None)"
+    );
+    assert_eq!(
+        show_specs(&declaration(&tu, 2).specs),
+        "Struct(None, Some(1))"
+    );
     assert_eq!(show_specs(&declaration(&tu, 3).specs), "Union");
     assert_eq!(show_specs(&declaration(&tu, 4).specs), "Enum");
     assert_eq!(show_specs(&declaration(&tu, 5).specs), "Enum");
@@ -487,14 +516,20 @@ fn typedef_names() {
            return y;\n\
          }",
     );
-    assert_eq!(show_specs(&declaration(&tu, 3).specs), "Typedef Named(real)");
+    assert_eq!(
+        show_specs(&declaration(&tu, 3).specs),
+        "Typedef Named(real)"
+    );
     let f = function(&tu, 4);
     assert_eq!(
         show_declarator(&f.declarator),
         "Fn(f; Named(real) x, Named(P) p, Named(PP) q, Named(vec) v, Named(fp) g)"
     );
     let decl = |i: usize| match &f.body.items[i].kind {
-        StmtKind::Decl(d) => (show_specs(&d.specs), show_declarator(&d.declarators[0].declarator)),
+        StmtKind::Decl(d) => (
+            show_specs(&d.specs),
+            show_declarator(&d.declarators[0].declarator),
+        ),
         other => panic!("{other:?}"),
     };
     assert_eq!(decl(0), ("Named(real)".into(), "y".into()));
@@ -502,7 +537,10 @@ fn typedef_names() {
     // `real * z;` is a declaration, not a multiplication.
     assert_eq!(decl(2), ("Named(real)".into(), "Ptr(z)".into()));
     let d = declaration(&tu, 2);
-    assert_eq!(show_declarator(&d.declarators[0].declarator), "Fn((Ptr(fp)); Double _)");
+    assert_eq!(
+        show_declarator(&d.declarators[0].declarator),
+        "Fn((Ptr(fp)); Double _)"
+    );
 }
 
 #[test]
@@ -527,7 +565,10 @@ fn typedef_shadowing_and_tags() {
     match &declaration(&tu, 1).specs.items[0] {
         DeclSpec::Type(TypeSpecifier::Struct(s)) => {
             assert_eq!(s.tag.as_ref().map(|t| t.0.as_str()), Some("T"));
-            assert_eq!(show_specs(&s.fields.as_ref().expect("body")[0].specs), "Named(T)");
+            assert_eq!(
+                show_specs(&s.fields.as_ref().expect("body")[0].specs),
+                "Named(T)"
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -569,12 +610,15 @@ fn dangling_else_binds_to_nearest_if() {
         other => panic!("{other:?}"),
     }
     let stmts = body("if (a) { if (b) x = 1; } else x = 2;");
-    assert!(matches!(&stmts[0].kind, StmtKind::If { other: Some(_), .. }));
+    assert!(matches!(
+        &stmts[0].kind,
+        StmtKind::If { other: Some(_), .. }
+    ));
     let stmts = body("if (a) x = 1; else if (b) x = 2; else x = 3;");
     match &stmts[0].kind {
-        StmtKind::If {
-            other: Some(o), ..
-        } => assert!(matches!(&o.kind, StmtKind::If { other: Some(_), .. })),
+        StmtKind::If { other: Some(o), .. } => {
+            assert!(matches!(&o.kind, StmtKind::If { other: Some(_), .. }))
+        }
         other => panic!("{other:?}"),
     }
     let stmts = body("while (a) if (b) x = 1; else x = 2;");
@@ -624,7 +668,10 @@ fn every_statement_kind() {
         .collect();
     assert_eq!(
         kinds,
-        ["decl", "empty", "compound", "while", "do", "for", "for", "switch", "goto", "label", "return"]
+        [
+            "decl", "empty", "compound", "while", "do", "for", "for", "switch", "goto", "label",
+            "return"
+        ]
     );
     match &stmts[5].kind {
         StmtKind::For {
@@ -699,15 +746,21 @@ fn comments_leading_trailing_closing() {
          /* the end */\n",
     );
     let f = function(&tu, 1);
-    assert_eq!(f.comments.leading, ["/* file header */", "// The function."]);
+    assert_eq!(
+        f.comments.leading,
+        ["/* file header */", "// The function."]
+    );
     assert_eq!(f.comments.trailing.as_deref(), Some("// after f"));
     let s = &f.body.items;
     assert_eq!(s[0].comments.leading, ["// after brace", "/* a */", "// b"]);
     assert_eq!(s[0].comments.trailing.as_deref(), Some("// trailing y"));
     assert!(matches!(&s[0].kind, StmtKind::Decl(d) if d.comments.is_empty()));
-    assert_eq!(s[1].comments.trailing.as_deref(), Some("/* t1 */ /* t2 */"));
+    // A trailing comment belongs to the innermost statement ending there.
+    assert!(s[1].comments.is_empty());
     match &s[1].kind {
-        StmtKind::If { then, .. } => assert!(then.comments.is_empty()),
+        StmtKind::If { then, .. } => {
+            assert_eq!(then.comments.trailing.as_deref(), Some("/* t1 */ /* t2 */"))
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(s[2].comments.leading, ["/* inside */"]);
@@ -741,7 +794,10 @@ fn no_comment_is_lost_in_statement_position() {
     let tu = parse_ok(text);
     let dump = format!("{tu:?}");
     for k in 1..=8 {
-        assert!(dump.contains(&format!("/* {k} */")), "comment {k} lost: {dump}");
+        assert!(
+            dump.contains(&format!("/* {k} */")),
+            "comment {k} lost: {dump}"
+        );
     }
     assert!(dump.contains("/* g */") && dump.contains("/* lone */"));
 }
@@ -752,39 +808,50 @@ fn no_comment_is_lost_in_statement_position() {
 
 #[test]
 fn syntax_errors_are_located_and_readable() {
-    assert_eq!(
-        parse_err("void f(void) {\n  x = 1\n  y = 2;\n}\n"),
-        "3:3: expected one of ';', ',' or '=', found 'y'"
-            .replace("one of ';', ',' or '='", &expected_after_expression())
+    let missing_semi = parse_err("void f(void) {\n  x = 1\n  y = 2;\n}\n");
+    eprintln!("{missing_semi}");
+    assert!(
+        missing_semi.starts_with("3:3: expected one of ';', ',' or operator, found 'y'"),
+        "{missing_semi}"
     );
+    assert!(missing_semi.ends_with(", found 'y'"), "{missing_semi}");
+    let listed = missing_semi.matches('\'').count() / 2 - 1;
+    assert!(listed <= 6, "list too long: {missing_semi}");
+
     let missing_paren = parse_err("int f(void) {\n  return (a + b;\n}");
-    assert!(missing_paren.starts_with("2:16: expected"), "{missing_paren}");
+    eprintln!("{missing_paren}");
+    assert!(
+        missing_paren.starts_with("2:16: expected"),
+        "{missing_paren}"
+    );
     assert!(missing_paren.contains("')'"), "{missing_paren}");
     assert!(missing_paren.ends_with("found ';'"), "{missing_paren}");
+
     let eof = parse_err("int f(void) {\n  return 1;\n");
+    eprintln!("{eof}");
     assert!(eof.starts_with("2:12: unexpected end of input"), "{eof}");
+
     let bad_decl = parse_err("double x y;");
+    eprintln!("{bad_decl}");
     assert!(bad_decl.starts_with("1:10: expected"), "{bad_decl}");
     assert!(bad_decl.ends_with("found 'y'"), "{bad_decl}");
+
     let stray = parse_err("int x;\n}\n");
+    eprintln!("{stray}");
     assert!(stray.starts_with("2:1: "), "{stray}");
     assert!(stray.contains("found '}'"), "{stray}");
-}
 
-/// What the parser lists after `x = 1` when a statement should end; the
-/// message is built once here so that the test above reads clearly.
-fn expected_after_expression() -> String {
-    match parse_str("void f(void) {\n  x = 1\n  y = 2;\n}\n") {
-        Err((_, d)) => {
-            let list = d.message.trim_start_matches("expected ");
-            let end = list.find(", found").unwrap_or(list.len());
-            let list = &list[..end];
-            assert!(list.contains("';'"), "{list}");
-            assert!(list.split(", ").count() <= 7, "list too long: {list}");
-            list.to_string()
-        }
-        Ok(_) => panic!("must fail"),
-    }
+    let missing_operand = parse_err("int f(void) {\n  return a * ;\n}");
+    eprintln!("{missing_operand}");
+    assert_eq!(missing_operand, "2:14: expected expression, found ';'");
+
+    let bad_statement = parse_err("void f(void) {\n  else x = 1;\n}");
+    eprintln!("{bad_statement}");
+    assert!(
+        bad_statement.starts_with("2:3: expected "),
+        "{bad_statement}"
+    );
+    assert!(bad_statement.contains("statement"), "{bad_statement}");
 }
 
 #[test]
@@ -808,7 +875,9 @@ fn too_deep_nesting_is_an_error_not_a_crash() {
 fn fifty_thousand_lines_parse_quickly() {
     let mut text = String::from("typedef double real;\nstruct P { real x, y; };\n");
     let mut n = 0;
+    let mut functions = 0;
     while n < 50_000 {
+        functions += 1;
         text.push_str(&format!(
             "real f{n}(real *a, const struct P *p, int m) {{\n  real s = 0.0; /* sum */\n  for (int i = 0; i < m; i++) {{\n    s += a[i] * p->x + (real) i / 2.0;\n  }}\n  if (s > 1e3) s = sqrt(s); else s = -s;\n  return s * s + p->y;\n}}\n"
         ));
@@ -818,7 +887,7 @@ fn fifty_thousand_lines_parse_quickly() {
     let start = std::time::Instant::now();
     let tu = parse(&pp, &sources).expect("parses");
     let elapsed = start.elapsed();
-    assert_eq!(tu.items.len(), 2 + 50_000 / 8 + 1);
+    assert_eq!(tu.items.len(), 2 + functions);
     // Release builds must stay well under 0.3 s; debug builds get slack.
     let limit = if cfg!(debug_assertions) { 6.0 } else { 0.3 };
     assert!(

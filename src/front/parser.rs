@@ -14,7 +14,7 @@
 //!    [`Diagnostic`] with a short, readable message.
 
 use super::ast::{
-    Compound, Declaration, Declarator, DeclaratorKind, ExternalDecl, Expr, ExprKind, Initializer,
+    Compound, Declaration, Declarator, DeclaratorKind, Expr, ExprKind, ExternalDecl, Initializer,
     Stmt, StmtKind, StructField, StructSpec, TranslationUnit,
 };
 use super::diag::{Diagnostic, FrontResult};
@@ -127,10 +127,16 @@ impl<'a> ParseCtx<'a> {
             return self.tokens[l].span.to(self.tokens[r - 1].span);
         }
         if let Some(t) = self.tokens.get(l) {
-            return Span { hi: t.span.lo, ..t.span };
+            return Span {
+                hi: t.span.lo,
+                ..t.span
+            };
         }
         match self.tokens.last() {
-            Some(t) => Span { lo: t.span.hi, ..t.span },
+            Some(t) => Span {
+                lo: t.span.hi,
+                ..t.span
+            },
             None => Span::new(self.main_file, 0, 0),
         }
     }
@@ -310,8 +316,8 @@ impl<'a> ParseCtx<'a> {
                 continue;
             };
             let first = items.partition_point(|(_, r, _)| *r <= t);
-            let target = (first..items.len())
-                .find(|&j| !matches!(items[j].2, ExternalDecl::Include(..)));
+            let target =
+                (first..items.len()).find(|&j| !matches!(items[j].2, ExternalDecl::Include(..)));
             match target {
                 Some(j) if items[j].0 < t => inside[j].push(text),
                 Some(j) => before[j].push(text),
@@ -481,8 +487,21 @@ fn spelling(tok: &Token) -> Cow<'static, str> {
 
 /// Terminals that can start an expression (as the grammar names them).
 const EXPRESSION_START: &[&str] = &[
-    "Ident", "IntLit", "FloatLit", "CharLit", "StrLit", "\"(\"", "\"&\"", "\"*\"", "\"+\"",
-    "\"-\"", "\"~\"", "\"!\"", "\"++\"", "\"--\"", "\"sizeof\"",
+    "Ident",
+    "IntLit",
+    "FloatLit",
+    "CharLit",
+    "StrLit",
+    "\"(\"",
+    "\"&\"",
+    "\"*\"",
+    "\"+\"",
+    "\"-\"",
+    "\"~\"",
+    "\"!\"",
+    "\"++\"",
+    "\"--\"",
+    "\"sizeof\"",
 ];
 
 /// Terminals that can start declaration specifiers.
@@ -528,6 +547,14 @@ const STATEMENT_START: &[&str] = &[
     "\"{\"",
 ];
 
+/// Terminals that continue a complete expression.
+const OPERATORS: &[&str] = &[
+    "\"(\"", "\"[\"", "\".\"", "\"->\"", "\"++\"", "\"--\"", "\"*\"", "\"/\"", "\"%\"", "\"+\"",
+    "\"-\"", "\"<<\"", "\">>\"", "\"<\"", "\">\"", "\"<=\"", "\">=\"", "\"==\"", "\"!=\"", "\"&\"",
+    "\"^\"", "\"|\"", "\"&&\"", "\"||\"", "\"?\"", "\"=\"", "\"+=\"", "\"-=\"", "\"*=\"", "\"/=\"",
+    "\"%=\"", "\"&=\"", "\"|=\"", "\"^=\"", "\"<<=\"", "\">>=\"",
+];
+
 /// A short, readable list of what the grammar expected, e.g.
 /// `one of ';', ',' or '='`; `None` when it expected nothing.
 fn describe_expected(expected: &[String]) -> Option<String> {
@@ -541,6 +568,10 @@ fn describe_expected(expected: &[String]) -> Option<String> {
     if has("Ident") && has("IntLit") {
         hidden.extend(EXPRESSION_START);
         groups.push("expression");
+    }
+    if !has("Ident") && has("\"+\"") && has("\"*\"") && has("\"==\"") {
+        hidden.extend(OPERATORS);
+        groups.push("operator");
     }
     if has("\"int\"") && has("\"double\"") {
         hidden.extend(TYPE_START);
