@@ -155,6 +155,10 @@ impl<'a> ParseCtx<'a> {
         if from >= to {
             return Vec::new();
         }
+        // Most single tokens have no comments: skip the set lookup.
+        if to == from + 1 && self.tokens.get(from).is_some_and(|t| t.comments.is_empty()) {
+            return Vec::new();
+        }
         let mut unclaimed = self.unclaimed.borrow_mut();
         let found: Vec<(usize, usize)> = unclaimed
             .range((from, 0)..(to, 0))
