@@ -17,7 +17,10 @@ use proptest::prelude::*;
 fn preprocess_str(text: &str) -> Option<(SourceMap, Preprocessed)> {
     let mut sources = SourceMap::new();
     let file = sources.add("test.c", text.to_string());
-    let line_of = |offset: usize| text[..offset].matches('\n').count();
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let line_of = |offset: usize| line_starts.partition_point(|&s| s <= offset);
     let mut pp = Preprocessed {
         main_file: file,
         ..Preprocessed::default()
@@ -752,9 +755,12 @@ fn comments_leading_trailing_closing() {
     assert_eq!(s[0].comments.leading, ["// after brace", "/* a */", "// b"]);
     assert_eq!(s[0].comments.trailing.as_deref(), Some("// trailing y"));
     assert!(matches!(&s[0].kind, StmtKind::Decl(d) if d.comments.is_empty()));
-    assert_eq!(s[1].comments.trailing.as_deref(), Some("/* t1 */ /* t2 */"));
+    // A trailing comment belongs to the innermost statement ending there.
+    assert!(s[1].comments.is_empty());
     match &s[1].kind {
-        StmtKind::If { then, .. } => assert!(then.comments.is_empty()),
+        StmtKind::If { then, .. } => {
+            assert_eq!(then.comments.trailing.as_deref(), Some("/* t1 */ /* t2 */"))
+        }
         other => panic!("{other:?}"),
     }
     assert_eq!(s[2].comments.leading, ["/* inside */"]);
@@ -802,42 +808,50 @@ fn no_comment_is_lost_in_statement_position() {
 
 #[test]
 fn syntax_errors_are_located_and_readable() {
-    assert_eq!(
-        parse_err("void f(void) {\n  x = 1\n  y = 2;\n}\n"),
-        "3:3: expected one of ';', ',' or '=', found 'y'"
-            .replace("one of ';', ',' or '='", &expected_after_expression())
+    let missing_semi = parse_err("void f(void) {\n  x = 1\n  y = 2;\n}\n");
+    eprintln!("{missing_semi}");
+    assert!(
+        missing_semi.starts_with("3:3: expected one of ';', ',' or operator, found 'y'"),
+        "{missing_semi}"
     );
+    assert!(missing_semi.ends_with(", found 'y'"), "{missing_semi}");
+    let listed = missing_semi.matches('\'').count() / 2 - 1;
+    assert!(listed <= 6, "list too long: {missing_semi}");
+
     let missing_paren = parse_err("int f(void) {\n  return (a + b;\n}");
+    eprintln!("{missing_paren}");
     assert!(
         missing_paren.starts_with("2:16: expected"),
         "{missing_paren}"
     );
     assert!(missing_paren.contains("')'"), "{missing_paren}");
     assert!(missing_paren.ends_with("found ';'"), "{missing_paren}");
+
     let eof = parse_err("int f(void) {\n  return 1;\n");
+    eprintln!("{eof}");
     assert!(eof.starts_with("2:12: unexpected end of input"), "{eof}");
+
     let bad_decl = parse_err("double x y;");
+    eprintln!("{bad_decl}");
     assert!(bad_decl.starts_with("1:10: expected"), "{bad_decl}");
     assert!(bad_decl.ends_with("found 'y'"), "{bad_decl}");
+
     let stray = parse_err("int x;\n}\n");
+    eprintln!("{stray}");
     assert!(stray.starts_with("2:1: "), "{stray}");
     assert!(stray.contains("found '}'"), "{stray}");
-}
 
-/// What the parser lists after `x = 1` when a statement should end; the
-/// message is built once here so that the test above reads clearly.
-fn expected_after_expression() -> String {
-    match parse_str("void f(void) {\n  x = 1\n  y = 2;\n}\n") {
-        Err((_, d)) => {
-            let list = d.message.trim_start_matches("expected ");
-            let end = list.find(", found").unwrap_or(list.len());
-            let list = &list[..end];
-            assert!(list.contains("';'"), "{list}");
-            assert!(list.split(", ").count() <= 7, "list too long: {list}");
-            list.to_string()
-        }
-        Ok(_) => panic!("must fail"),
-    }
+    let missing_operand = parse_err("int f(void) {\n  return a * ;\n}");
+    eprintln!("{missing_operand}");
+    assert_eq!(missing_operand, "2:14: expected expression, found ';'");
+
+    let bad_statement = parse_err("void f(void) {\n  else x = 1;\n}");
+    eprintln!("{bad_statement}");
+    assert!(
+        bad_statement.starts_with("2:3: expected "),
+        "{bad_statement}"
+    );
+    assert!(bad_statement.contains("statement"), "{bad_statement}");
 }
 
 #[test]
@@ -861,7 +875,9 @@ fn too_deep_nesting_is_an_error_not_a_crash() {
 fn fifty_thousand_lines_parse_quickly() {
     let mut text = String::from("typedef double real;\nstruct P { real x, y; };\n");
     let mut n = 0;
+    let mut functions = 0;
     while n < 50_000 {
+        functions += 1;
         text.push_str(&format!(
             "real f{n}(real *a, const struct P *p, int m) {{\n  real s = 0.0; /* sum */\n  for (int i = 0; i < m; i++) {{\n    s += a[i] * p->x + (real) i / 2.0;\n  }}\n  if (s > 1e3) s = sqrt(s); else s = -s;\n  return s * s + p->y;\n}}\n"
         ));
@@ -871,7 +887,8 @@ fn fifty_thousand_lines_parse_quickly() {
     let start = std::time::Instant::now();
     let tu = parse(&pp, &sources).expect("parses");
     let elapsed = start.elapsed();
-    assert_eq!(tu.items.len(), 2 + 50_000 / 8 + 1);
+    eprintln!("{} tokens parsed in {elapsed:?}", pp.tokens.len());
+    assert_eq!(tu.items.len(), 2 + functions);
     // Release builds must stay well under 0.3 s; debug builds get slack.
     let limit = if cfg!(debug_assertions) { 6.0 } else { 0.3 };
     assert!(

@@ -155,6 +155,10 @@ impl<'a> ParseCtx<'a> {
         if from >= to {
             return Vec::new();
         }
+        // Most single tokens have no comments: skip the set lookup.
+        if to == from + 1 && self.tokens.get(from).is_some_and(|t| t.comments.is_empty()) {
+            return Vec::new();
+        }
         let mut unclaimed = self.unclaimed.borrow_mut();
         let found: Vec<(usize, usize)> = unclaimed
             .range((from, 0)..(to, 0))
@@ -547,6 +551,14 @@ const STATEMENT_START: &[&str] = &[
     "\"{\"",
 ];
 
+/// Terminals that continue a complete expression.
+const OPERATORS: &[&str] = &[
+    "\"(\"", "\"[\"", "\".\"", "\"->\"", "\"++\"", "\"--\"", "\"*\"", "\"/\"", "\"%\"", "\"+\"",
+    "\"-\"", "\"<<\"", "\">>\"", "\"<\"", "\">\"", "\"<=\"", "\">=\"", "\"==\"", "\"!=\"", "\"&\"",
+    "\"^\"", "\"|\"", "\"&&\"", "\"||\"", "\"?\"", "\"=\"", "\"+=\"", "\"-=\"", "\"*=\"", "\"/=\"",
+    "\"%=\"", "\"&=\"", "\"|=\"", "\"^=\"", "\"<<=\"", "\">>=\"",
+];
+
 /// A short, readable list of what the grammar expected, e.g.
 /// `one of ';', ',' or '='`; `None` when it expected nothing.
 fn describe_expected(expected: &[String]) -> Option<String> {
@@ -560,6 +572,10 @@ fn describe_expected(expected: &[String]) -> Option<String> {
     if has("Ident") && has("IntLit") {
         hidden.extend(EXPRESSION_START);
         groups.push("expression");
+    }
+    if !has("Ident") && has("\"+\"") && has("\"*\"") && has("\"==\"") {
+        hidden.extend(OPERATORS);
+        groups.push("operator");
     }
     if has("\"int\"") && has("\"double\"") {
         hidden.extend(TYPE_START);
