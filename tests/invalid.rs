@@ -30,7 +30,7 @@ fn expectation(path: &Path) -> Expected {
     Expected {
         line: line.trim().parse().unwrap(),
         col: col.trim().parse().unwrap(),
-        words: words.trim().trim_matches('\'').to_string(),
+        words: words.trim().trim_matches(['\'', '"']).to_string(),
     }
 }
 

@@ -17,7 +17,7 @@
 //! A driver sets inputs with [`Machine::alloc_reals`] and friends, calls a
 //! procedure with [`Machine::call`], and reads results back:
 //!
-//! ```ignore
+//! ```text
 //! let mut m = Machine::<f64>::new(&program, Config { fuel: 10_000_000 })?;
 //! let x = m.alloc_reals(&QualType::double(), &[1.0, 2.0]);
 //! let r = m.call("f", vec![Value::Int(2), x])?;

@@ -227,16 +227,36 @@ impl Lowerer<'_> {
             | ast::ExprKind::PostDec(x)
             | ast::ExprKind::PreDec(x) => {
                 let (s, target) = self.incdec_stmt(e, fx)?;
-                if matches!(
+                let _ = x;
+                let postfix = matches!(
                     e.kind,
                     ast::ExprKind::PostInc(_) | ast::ExprKind::PostDec(_)
-                ) {
-                    fx.post.push(s);
-                } else {
+                );
+                if !postfix {
                     fx.pre.push(s);
+                    return Ok(target);
                 }
-                let _ = x;
-                Ok(target)
+                if !self.post_as_pre {
+                    fx.post.push(s);
+                    return Ok(target);
+                }
+                // `il/split`: the value of `x++` is the old `x`, kept in a
+                // temporary because the increment must happen first.
+                let ty = QualType::new(target.ty.ty.clone());
+                let tmp = self.new_temp(ty.clone(), span)?;
+                fx.pre.push(stmt(
+                    StmtKind::Decl {
+                        base: ty.clone(),
+                        storage: Storage::Auto,
+                        vars: vec![Declarator {
+                            sym: tmp,
+                            init: Some(crate::il::Init::Expr(target)),
+                        }],
+                    },
+                    span,
+                ));
+                fx.pre.push(s);
+                Ok(Expr::new(ExprKind::Var(tmp), ty, span))
             }
             ast::ExprKind::Unary(op, x) => self.unary(*op, x, span, fx),
             ast::ExprKind::SizeofExpr(x) => {

@@ -159,6 +159,9 @@ struct Lowerer<'a> {
     /// Set while lowering a part of an expression where side effects would
     /// change meaning or cannot be split out: names that part.
     forbid: Option<&'static str>,
+    /// Postfix `++`/`--` must take effect before the expression is used
+    /// (conditions, returned values): the old value goes to a temporary.
+    post_as_pre: bool,
 }
 
 impl<'a> Lowerer<'a> {
@@ -184,6 +187,7 @@ impl<'a> Lowerer<'a> {
             scope: ScopeId(0),
             f: None,
             forbid: None,
+            post_as_pre: false,
         }
     }
 

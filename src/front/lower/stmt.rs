@@ -147,26 +147,26 @@ impl Lowerer<'_> {
                 out.push(stmt(StmtKind::If { cond, then, other }, span));
             }
             ast::StmtKind::While { cond, body } => {
-                let cond = self.loop_condition(cond)?;
-                let body = self.loop_body(body, None)?;
-                out.push(stmt(
-                    StmtKind::Loop {
-                        header: LoopHeader::While { cond },
-                        body,
-                    },
-                    span,
-                ));
+                let (pre, cond) = self.loop_condition(cond)?;
+                let mut body = self.loop_body(body, None)?;
+                let header = if pre.is_empty() {
+                    LoopHeader::While { cond }
+                } else {
+                    self.loop_with_effects(pre, cond, &mut body, false, span)?;
+                    forever()
+                };
+                out.push(stmt(StmtKind::Loop { header, body }, span));
             }
             ast::StmtKind::DoWhile { body, cond } => {
-                let body = self.loop_body(body, None)?;
-                let cond = self.loop_condition(cond)?;
-                out.push(stmt(
-                    StmtKind::Loop {
-                        header: LoopHeader::DoWhile { cond },
-                        body,
-                    },
-                    span,
-                ));
+                let mut body = self.loop_body(body, None)?;
+                let (pre, cond) = self.loop_condition(cond)?;
+                let header = if pre.is_empty() {
+                    LoopHeader::DoWhile { cond }
+                } else {
+                    self.loop_with_effects(pre, cond, &mut body, true, span)?;
+                    forever()
+                };
+                out.push(stmt(StmtKind::Loop { header, body }, span));
             }
             ast::StmtKind::For {
                 init,
@@ -220,7 +220,7 @@ impl Lowerer<'_> {
     /// before it, postfix `++`/`--` are rejected.
     fn condition(&mut self, e: &ast::Expr, ctx: &str, out: &mut Vec<Stmt>) -> R<Expr> {
         let mut fx = Effects::default();
-        let cond = self.expr(e, &mut fx)?;
+        let cond = self.expr_effects_first(e, &mut fx)?;
         if let Some(p) = fx.post.first() {
             return err(
                 p.span,
@@ -236,12 +236,79 @@ impl Lowerer<'_> {
         Ok(cond)
     }
 
-    fn loop_condition(&mut self, e: &ast::Expr) -> R<Expr> {
-        let cond = self.pure_expr(e, "a loop condition")?;
+    /// Lowers an expression whose value is used before the statement ends
+    /// (a condition, a returned value): postfix `++`/`--` take effect in
+    /// `fx.pre`, the old value kept in a temporary.
+    fn expr_effects_first(&mut self, e: &ast::Expr, fx: &mut Effects) -> R<Expr> {
+        let saved = std::mem::replace(&mut self.post_as_pre, true);
+        let r = self.expr(e, fx);
+        self.post_as_pre = saved;
+        r
+    }
+
+    /// A loop condition, evaluated before each test: the statements its
+    /// side effects need (calls, `i--`, ...) come back with it, empty for a
+    /// side-effect-free condition.
+    fn loop_condition(&mut self, e: &ast::Expr) -> R<(Vec<Stmt>, Expr)> {
+        let mut fx = Effects::default();
+        let cond = self.expr_effects_first(e, &mut fx)?;
         if !self.is_scalar(&cond.ty.ty) {
             return err(e.span, "the condition is not a number or a pointer");
         }
-        Ok(cond)
+        Ok((fx.pre, cond))
+    }
+
+    /// `il/split` for loop conditions with side effects: the loop becomes
+    /// `for (;;)` whose body starts (or, for do-while, ends) with the
+    /// condition's statements and `if (!(cond)) break;`. A `continue` in a
+    /// do-while body would skip that test, so that case is rejected.
+    fn loop_with_effects(
+        &mut self,
+        pre: Vec<Stmt>,
+        cond: Expr,
+        body: &mut Block,
+        at_end: bool,
+        span: Span,
+    ) -> R<()> {
+        if at_end && continues_this_loop(&body.stmts) {
+            return err(
+                cond.span,
+                "a do-while loop whose condition has side effects and whose body uses `continue` is not supported",
+            );
+        }
+        let cspan = cond.span;
+        let mut inner = cond;
+        inner.parens = true;
+        let negated = Expr::new(
+            ExprKind::Unary {
+                op: crate::il::UnOp::Not,
+                arg: Box::new(inner),
+            },
+            QualType::int(),
+            cspan,
+        );
+        let exit_block = Block {
+            stmts: vec![stmt(StmtKind::Break, span)],
+            scope: body.scope,
+            closing_comments: Vec::new(),
+            span,
+        };
+        let mut test = pre;
+        test.push(stmt(
+            StmtKind::If {
+                cond: negated,
+                then: exit_block,
+                other: None,
+            },
+            cspan,
+        ));
+        if at_end {
+            body.stmts.append(&mut test);
+        } else {
+            test.append(&mut body.stmts);
+            body.stmts = test;
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -270,9 +337,12 @@ impl Lowerer<'_> {
                 init_stmts.push(s);
             }
         }
-        let cond = match cond {
-            Some(c) => Some(self.loop_condition(c)?),
-            None => None,
+        let (pre, cond) = match cond {
+            Some(c) => {
+                let (pre, c) = self.loop_condition(c)?;
+                (pre, Some(c))
+            }
+            None => (Vec::new(), None),
         };
         let mut step_stmts = Vec::new();
         if let Some(step) = step {
@@ -293,7 +363,14 @@ impl Lowerer<'_> {
                 step_stmts.append(&mut v);
             }
         }
-        let body = self.loop_body(body, Some(body_scope))?;
+        let mut body = self.loop_body(body, Some(body_scope))?;
+        let cond = match cond {
+            Some(c) if !pre.is_empty() => {
+                self.loop_with_effects(pre, c, &mut body, false, span)?;
+                None
+            }
+            c => c,
+        };
         out.push(stmt(
             StmtKind::Loop {
                 header: LoopHeader::For {
@@ -315,11 +392,11 @@ impl Lowerer<'_> {
         span: Span,
         out: &mut Vec<Stmt>,
     ) -> R<()> {
-        let saved = self.forbid.replace("a switch selector");
+        // The selector is evaluated once, before the switch: its effects
+        // become statements in front of it.
         let mut fx = Effects::default();
-        let sel = self.expr(selector, &mut fx);
-        self.forbid = saved;
-        let sel = sel?;
+        let sel = self.expr_effects_first(selector, &mut fx)?;
+        out.append(&mut fx.pre);
         if !self.is_integer(&sel.ty.ty) {
             return err(selector.span, "the switch selector is not an integer");
         }
@@ -440,7 +517,7 @@ impl Lowerer<'_> {
 
     fn condition_value(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> R<Expr> {
         let mut fx = Effects::default();
-        let v = self.expr(e, &mut fx)?;
+        let v = self.expr_effects_first(e, &mut fx)?;
         if let Some(p) = fx.post.first() {
             return err(
                 p.span,
@@ -782,4 +859,28 @@ fn string_len(lit: &str) -> u64 {
         n += 1;
     }
     n
+}
+
+/// `for (;;)`.
+fn forever() -> LoopHeader {
+    LoopHeader::For {
+        init: Vec::new(),
+        cond: None,
+        step: Vec::new(),
+    }
+}
+
+/// Does a `continue` in these statements go to the loop they are the body
+/// of (not to a loop nested in them)?
+fn continues_this_loop(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Continue => true,
+        StmtKind::If { then, other, .. } => {
+            continues_this_loop(&then.stmts)
+                || other.as_ref().is_some_and(|o| continues_this_loop(&o.stmts))
+        }
+        StmtKind::Block(b) => continues_this_loop(&b.stmts),
+        StmtKind::Switch { cases, .. } => cases.iter().any(|c| continues_this_loop(&c.body)),
+        _ => false,
+    })
 }

@@ -542,7 +542,14 @@ impl Lowerer<'_> {
                 .and_then(|s| s.tag.clone())
             {
                 Some(tag) => format!("struct {tag}"),
-                None => "struct <anonymous>".into(),
+                // An anonymous struct is known to the user by its typedef.
+                None => self
+                    .prog
+                    .typedefs
+                    .iter()
+                    .find(|t| t.ty.ty == Type::Struct(*id))
+                    .map(|t| t.name.clone())
+                    .unwrap_or_else(|| "struct <anonymous>".into()),
             },
             Type::Named(id) => self
                 .prog
