@@ -262,7 +262,7 @@ fn pp() -> Preprocessed {
 }
 
 fn run(items: Vec<ast::ExternalDecl>) -> Result<Lowered, aioli::front::diag::Diagnostic> {
-    let mut all = vec![ast::ExternalDecl::Include(0, sp())];
+    let mut all = vec![ast::ExternalDecl::Include(0, sp(), Default::default())];
     all.extend(system_decls());
     all.extend(items);
     let tu = ast::TranslationUnit { items: all };

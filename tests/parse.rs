@@ -591,8 +591,8 @@ fn typedef_shadowing_and_tags() {
 #[test]
 fn includes_at_top_level() {
     let tu = parse_ok("#include <math.h>\n#include \"local.h\"\ndouble x;\n");
-    assert!(matches!(tu.items[0], ExternalDecl::Include(0, _)));
-    assert!(matches!(tu.items[1], ExternalDecl::Include(1, _)));
+    assert!(matches!(tu.items[0], ExternalDecl::Include(0, _, _)));
+    assert!(matches!(tu.items[1], ExternalDecl::Include(1, _, _)));
     assert!(matches!(tu.items[2], ExternalDecl::Declaration(_)));
 }
 
@@ -745,11 +745,13 @@ fn comments_leading_trailing_closing() {
          };\n\
          /* the end */\n",
     );
+    // A comment before an `#include` stays with it.
+    match &tu.items[0] {
+        ExternalDecl::Include(_, _, c) => assert_eq!(c.leading, ["/* file header */"]),
+        other => panic!("{other:?}"),
+    }
     let f = function(&tu, 1);
-    assert_eq!(
-        f.comments.leading,
-        ["/* file header */", "// The function."]
-    );
+    assert_eq!(f.comments.leading, ["// The function."]);
     assert_eq!(f.comments.trailing.as_deref(), Some("// after f"));
     let s = &f.body.items;
     assert_eq!(s[0].comments.leading, ["// after brace", "/* a */", "// b"]);

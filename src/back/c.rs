@@ -392,7 +392,9 @@ impl<'a> CPrinter<'a> {
             };
             let mut comments: Vec<String> = item.comments.leading.clone();
             let mut trailing = item.comments.trailing.as_ref();
-            if let ItemKind::Function(p) | ItemKind::Prototype(p) = &item.kind
+            // A prototype's comments are its item's own: the procedure
+            // holds the definition's.
+            if let ItemKind::Function(p) = &item.kind
                 && let Some(proc) = self.program.procs.get(p.index())
                 && proc.comments != item.comments
             {

@@ -9,8 +9,11 @@
 
 pub mod domain;
 pub mod driver;
+pub mod interp_run;
 pub mod pragma;
 pub mod rng;
+
+pub use interp_run::{InterpRunError, run_in_interpreter};
 
 #[cfg(test)]
 mod driver_tests;

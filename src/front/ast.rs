@@ -19,8 +19,9 @@ pub struct TranslationUnit {
 pub enum ExternalDecl {
     Function(FunctionDef),
     Declaration(Declaration),
-    /// An `#include` line: an index into the preprocessor's include table.
-    Include(u32, Span),
+    /// An `#include` line: an index into the preprocessor's include table,
+    /// with the comments written before it.
+    Include(u32, Span, Comments),
 }
 
 #[derive(Clone, Debug, PartialEq)]

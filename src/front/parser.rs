@@ -320,6 +320,13 @@ impl<'a> ParseCtx<'a> {
                 continue;
             };
             let first = items.partition_point(|(_, r, _)| *r <= t);
+            // A comment right before an `#include` stays with it: the next
+            // declaration may come from the included file and never be
+            // printed.
+            if first < items.len() && matches!(items[first].2, ExternalDecl::Include(..)) {
+                before[first].push(text);
+                continue;
+            }
             let target =
                 (first..items.len()).find(|&j| !matches!(items[j].2, ExternalDecl::Include(..)));
             match target {
@@ -333,7 +340,7 @@ impl<'a> ParseCtx<'a> {
             let comments = match item {
                 ExternalDecl::Function(f) => &mut f.comments,
                 ExternalDecl::Declaration(d) => &mut d.comments,
-                ExternalDecl::Include(..) => continue,
+                ExternalDecl::Include(_, _, c) => c,
             };
             if before[j].is_empty() && inside[j].is_empty() {
                 continue;

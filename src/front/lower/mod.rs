@@ -272,7 +272,7 @@ impl<'a> Lowerer<'a> {
 
     fn external(&mut self, item: &ast::ExternalDecl) -> R<()> {
         match item {
-            ast::ExternalDecl::Include(index, span) => {
+            ast::ExternalDecl::Include(index, span, comments) => {
                 if self.is_system(*span) {
                     return Ok(());
                 }
@@ -283,7 +283,7 @@ impl<'a> Lowerer<'a> {
                     self.push_item(
                         ItemKind::SystemInclude(record.written.clone()),
                         *span,
-                        Comments::default(),
+                        comments.clone(),
                     );
                 } else if let Some(file) = record.file {
                     self.push_item(
@@ -292,7 +292,7 @@ impl<'a> Lowerer<'a> {
                             file,
                         },
                         *span,
-                        Comments::default(),
+                        comments.clone(),
                     );
                 }
                 Ok(())

@@ -1,0 +1,222 @@
+//! The interpreter against the C compiler: for every valid fixture and for
+//! random programs, the generated driver compiled with `cc` and the same
+//! call run in the interpreter (`check::run_in_interpreter`) must print
+//! byte-identical text.
+
+use aioli::check::domain::Domain;
+use aioli::check::driver::{compute_inputs, describe_outputs, generate_driver};
+use aioli::check::pragma::{FixtureConfig, Pragma, parse_pragma};
+use aioli::check::{InterpRunError, run_in_interpreter};
+use aioli::front::FrontOptions;
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FUEL: u64 = 50_000_000;
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/front")
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn config(path: &Path) -> FixtureConfig {
+    let text = std::fs::read_to_string(path).unwrap();
+    let first = text.lines().next().unwrap_or("");
+    match parse_pragma(first) {
+        Ok(Pragma::Valid(c)) => c,
+        other => panic!("{}: bad pragma: {other:?}", path.display()),
+    }
+}
+
+fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
+}
+
+/// The pragma's flags as front-end options, `-I` relative to `dir`.
+fn front_options(flags: &[String], dir: &Path) -> FrontOptions {
+    let mut opts = FrontOptions::default();
+    for f in flags {
+        if let Some(d) = f.strip_prefix("-I") {
+            opts.include_dirs.push(dir.join(d));
+        } else if let Some(def) = f.strip_prefix("-D") {
+            match def.split_once('=') {
+                Some((n, v)) => opts.defines.push((n.to_string(), Some(v.to_string()))),
+                None => opts.defines.push((def.to_string(), None)),
+            }
+        } else {
+            panic!("unexpected flag {f}");
+        }
+    }
+    opts
+}
+
+/// The pragma's flags for `cc`, `-I` made absolute.
+fn cc_flags(flags: &[String], dir: &Path) -> Vec<String> {
+    flags
+        .iter()
+        .map(|f| match f.strip_prefix("-I") {
+            Some(d) => format!("-I{}", dir.join(d).display()),
+            None => f.clone(),
+        })
+        .collect()
+}
+
+/// The first line where two outputs differ, with the slot's label.
+fn first_difference(labels: &[String], prefix_lines: usize, cc: &str, interp: &str) -> String {
+    let a: Vec<&str> = cc.lines().collect();
+    let b: Vec<&str> = interp.lines().collect();
+    for i in 0..a.len().max(b.len()) {
+        let (x, y) = (a.get(i), b.get(i));
+        if x != y {
+            let label = i
+                .checked_sub(prefix_lines)
+                .and_then(|k| labels.get(k))
+                .map(String::as_str)
+                .unwrap_or("(program output)");
+            return format!(
+                "line {} ({label}): cc {:?}, interpreter {:?}",
+                i + 1,
+                x.copied().unwrap_or("<none>"),
+                y.copied().unwrap_or("<none>")
+            );
+        }
+    }
+    // Same lines, different bytes (e.g. a missing final newline).
+    format!("same lines, different bytes: cc {cc:?}, interpreter {interp:?}")
+}
+
+/// Loads `path`, draws inputs, compiles and runs the driver, runs the
+/// interpreter, and compares; `Err` describes the first problem.
+fn compare(
+    path: &Path,
+    head: &str,
+    domain: &str,
+    opts: &FrontOptions,
+    cc_extra: &[String],
+    seed: u64,
+    work: &Path,
+    stem: &str,
+) -> Result<(), String> {
+    let loaded = aioli::front::load(path, opts).map_err(|(sources, d)| {
+        format!("front end: {}: {}", sources.location(d.span), d.message)
+    })?;
+    let program = &loaded.program;
+    let domain = Domain::parse(domain).map_err(|e| format!("domain: {e}"))?;
+    let inputs = compute_inputs(program, head, &domain, seed).map_err(|e| format!("inputs: {e}"))?;
+    let absolute = std::fs::canonicalize(path).unwrap();
+    let text = generate_driver(program, &inputs, &absolute).map_err(|e| format!("driver: {e}"))?;
+    let source = work.join(format!("{stem}_driver.c"));
+    let exe = work.join(stem);
+    std::fs::write(&source, &text).unwrap();
+    let build = Command::new(cc())
+        .args(["-std=c99", "-O0", "-w"])
+        .args(cc_extra)
+        .arg(&source)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    if !build.status.success() {
+        return Err(format!(
+            "driver does not compile:\n{}",
+            String::from_utf8_lossy(&build.stderr)
+        ));
+    }
+    let run = Command::new(&exe).output().unwrap();
+    let cc_out = String::from_utf8_lossy(&run.stdout).into_owned();
+    let slots = describe_outputs(program, &inputs);
+    let labels: Vec<String> = slots.iter().map(|s| s.label.clone()).collect();
+    match run_in_interpreter(program, &inputs, &slots, FUEL) {
+        Ok(interp_out) => {
+            if !run.status.success() {
+                return Err(format!(
+                    "the driver exits with {}, the interpreter finishes",
+                    run.status
+                ));
+            }
+            if cc_out != interp_out {
+                let prefix = cc_out.lines().count().saturating_sub(slots.len());
+                return Err(first_difference(&labels, prefix, &cc_out, &interp_out));
+            }
+            Ok(())
+        }
+        Err(InterpRunError::Exit { status, stdout }) => {
+            if run.status.code() != Some(status & 0xff) {
+                return Err(format!(
+                    "the interpreter exits with {status}, the driver with {}",
+                    run.status
+                ));
+            }
+            if cc_out != stdout {
+                return Err(first_difference(&[], 0, &cc_out, &stdout));
+            }
+            Ok(())
+        }
+        Err(e) => Err(format!("{e}")),
+    }
+}
+
+#[test]
+fn every_fixture_agrees_with_cc() {
+    let dir = fixture_dir();
+    let work = tempfile::tempdir().unwrap();
+    let files = fixtures();
+    let mut failures = Vec::new();
+    for path in &files {
+        let cfg = config(path);
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let result = compare(
+            path,
+            &cfg.head,
+            &cfg.domain,
+            &front_options(&cfg.flags, &dir),
+            &cc_flags(&cfg.flags, &dir),
+            1,
+            work.path(),
+            &stem,
+        );
+        if let Err(e) = result {
+            failures.push(format!("{stem}.c: {e}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures disagree:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_programs_agree_with_cc(seed in any::<u64>()) {
+        let p = aioli::cgen::random_program(seed, &aioli::cgen::GenConfig::default());
+        let work = tempfile::tempdir().unwrap();
+        let path = work.path().join("program.c");
+        std::fs::write(&path, &p.source).unwrap();
+        let result = compare(
+            &path,
+            &p.head,
+            &p.domain,
+            &FrontOptions::default(),
+            &[],
+            1,
+            work.path(),
+            "program",
+        );
+        prop_assert!(result.is_ok(), "seed {seed}: {}", result.unwrap_err());
+    }
+}
