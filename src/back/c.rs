@@ -768,6 +768,11 @@ impl<'a> CPrinter<'a> {
         let mut carried_trailing: Option<&String> = None;
         for s in stmts {
             if ctx.plan.hidden.contains(&key(s)) {
+                // A call printed as a declaration's initializer brings its
+                // comments to that declaration, not to the next statement.
+                if ctx.plan.decl_init.values().any(|a| key(a) == key(s)) {
+                    continue;
+                }
                 carried.extend(s.comments.leading.iter().cloned());
                 carried_trailing = carried_trailing.or(s.comments.trailing.as_ref());
                 continue;

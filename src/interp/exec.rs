@@ -1387,6 +1387,19 @@ impl<'p, R: Real> Machine<'p, R> {
                 self.mem.copy(d, s, n as u64)?;
                 Ok(Value::Ptr(d))
             }
+            "strlen" => {
+                count(1)?;
+                let p = self.arg_ptr(args, 0)?;
+                let mut n: i64 = 0;
+                loop {
+                    match self.mem.read(p.add_bytes(n), Scalar::Int(IntTy::CHAR))? {
+                        Value::Int(0) => break,
+                        Value::Int(_) => n += 1,
+                        _ => return Err(ErrorKind::TypePun),
+                    }
+                }
+                Ok(Value::Int(n))
+            }
             "memset" => {
                 count(3)?;
                 let d = self.arg_ptr(args, 0)?;
