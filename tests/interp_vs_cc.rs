@@ -14,6 +14,18 @@ use std::process::Command;
 
 const FUEL: u64 = 50_000_000;
 
+/// How the drivers are compiled. `-fno-builtin` is needed because gcc
+/// evaluates calls of math functions whose arguments are constants at
+/// compile time, even at `-O0` and through nesting (`sinh(tanh(cos(0.1)))`,
+/// `cbrt(2.0 + tanh(2.0))`), correctly rounded with MPFR, whereas the
+/// same call with run-time arguments goes to glibc, which is sometimes one
+/// ulp away (glibc: `tanh(0x1.75634ff6ea68bp-1)` = `0x1.3ec81fa460ec2p-1`,
+/// gcc's folding: `...ec1p-1`). The interpreter calls the run-time library
+/// like the compiled program does; without `-fno-builtin` about 1 random
+/// program in 100 differs in the last bit of an output (seeds 112, 128
+/// and 231 of `cgen::random_program` with its default configuration).
+const CC_FLAGS: [&str; 4] = ["-std=c99", "-O0", "-w", "-fno-builtin"];
+
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/front")
 }
@@ -94,31 +106,46 @@ fn first_difference(labels: &[String], prefix_lines: usize, cc: &str, interp: &s
     format!("same lines, different bytes: cc {cc:?}, interpreter {interp:?}")
 }
 
-/// Loads `path`, draws inputs, compiles and runs the driver, runs the
-/// interpreter, and compares; `Err` describes the first problem.
-fn compare(
-    path: &Path,
-    head: &str,
-    domain: &str,
-    opts: &FrontOptions,
-    cc_extra: &[String],
+/// One comparison: a file, its head and domain, front-end options, extra
+/// `cc` options, the input seed, and where to build.
+struct Case<'a> {
+    path: &'a Path,
+    head: &'a str,
+    domain: &'a str,
+    opts: FrontOptions,
+    cc_extra: Vec<String>,
     seed: u64,
-    work: &Path,
-    stem: &str,
-) -> Result<(), String> {
+    work: &'a Path,
+    stem: &'a str,
+}
+
+/// Loads the file, draws inputs, compiles and runs the driver, runs the
+/// interpreter, and compares; `Err` describes the first problem.
+fn compare(case: &Case) -> Result<(), String> {
+    let Case {
+        path,
+        head,
+        domain,
+        ref opts,
+        ref cc_extra,
+        seed,
+        work,
+        stem,
+    } = *case;
     let loaded = aioli::front::load(path, opts).map_err(|(sources, d)| {
         format!("front end: {}: {}", sources.location(d.span), d.message)
     })?;
     let program = &loaded.program;
     let domain = Domain::parse(domain).map_err(|e| format!("domain: {e}"))?;
-    let inputs = compute_inputs(program, head, &domain, seed).map_err(|e| format!("inputs: {e}"))?;
+    let inputs =
+        compute_inputs(program, head, &domain, seed).map_err(|e| format!("inputs: {e}"))?;
     let absolute = std::fs::canonicalize(path).unwrap();
     let text = generate_driver(program, &inputs, &absolute).map_err(|e| format!("driver: {e}"))?;
     let source = work.join(format!("{stem}_driver.c"));
     let exe = work.join(stem);
     std::fs::write(&source, &text).unwrap();
     let build = Command::new(cc())
-        .args(["-std=c99", "-O0", "-w"])
+        .args(CC_FLAGS)
         .args(cc_extra)
         .arg(&source)
         .arg("-o")
@@ -136,7 +163,14 @@ fn compare(
     let cc_out = String::from_utf8_lossy(&run.stdout).into_owned();
     let slots = describe_outputs(program, &inputs);
     let labels: Vec<String> = slots.iter().map(|s| s.label.clone()).collect();
-    match run_in_interpreter(program, &inputs, &slots, FUEL) {
+    let interp = run_in_interpreter(program, &inputs, &slots, FUEL);
+    if std::env::var_os("AIOLI_SHOW").is_some() {
+        println!(
+            "// cc ({}):\n{cc_out}// interpreter:\n{interp:?}",
+            run.status
+        );
+    }
+    match interp {
         Ok(interp_out) => {
             if !run.status.success() {
                 return Err(format!(
@@ -175,16 +209,16 @@ fn every_fixture_agrees_with_cc() {
     for path in &files {
         let cfg = config(path);
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let result = compare(
+        let result = compare(&Case {
             path,
-            &cfg.head,
-            &cfg.domain,
-            &front_options(&cfg.flags, &dir),
-            &cc_flags(&cfg.flags, &dir),
-            1,
-            work.path(),
-            &stem,
-        );
+            head: &cfg.head,
+            domain: &cfg.domain,
+            opts: front_options(&cfg.flags, &dir),
+            cc_extra: cc_flags(&cfg.flags, &dir),
+            seed: 1,
+            work: work.path(),
+            stem: &stem,
+        });
         if let Err(e) = result {
             failures.push(format!("{stem}.c: {e}"));
         }
@@ -199,7 +233,13 @@ fn every_fixture_agrees_with_cc() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    // Shrinking a seed gives an unrelated program: report the seed as is.
+    #![proptest_config(ProptestConfig {
+        cases: 200,
+        max_shrink_iters: 0,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_programs_agree_with_cc(seed in any::<u64>()) {
@@ -207,16 +247,53 @@ proptest! {
         let work = tempfile::tempdir().unwrap();
         let path = work.path().join("program.c");
         std::fs::write(&path, &p.source).unwrap();
-        let result = compare(
-            &path,
-            &p.head,
-            &p.domain,
-            &FrontOptions::default(),
-            &[],
-            1,
-            work.path(),
-            "program",
-        );
+        let result = compare(&Case {
+            path: &path,
+            head: &p.head,
+            domain: &p.domain,
+            opts: FrontOptions::default(),
+            cc_extra: Vec::new(),
+            seed,
+            work: work.path(),
+            stem: "program",
+        });
         prop_assert!(result.is_ok(), "seed {seed}: {}", result.unwrap_err());
     }
+}
+
+/// Reproduces one random program: `AIOLI_SEED=N cargo test --release
+/// --test interp_vs_cc -- --ignored dump_seed --nocapture` prints its
+/// source, domain and the outcome of the comparison; with `AIOLI_FILE=F`
+/// the source is read from `F` instead (to bisect a mismatch by editing
+/// the program, e.g. adding `printf`s), and `AIOLI_SHOW=1` prints both
+/// outputs in full.
+#[test]
+#[ignore]
+fn dump_seed() {
+    let Some(seed) = std::env::var("AIOLI_SEED")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let p = aioli::cgen::random_program(seed, &aioli::cgen::GenConfig::default());
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("program.c");
+    let source = match std::env::var("AIOLI_FILE") {
+        Ok(f) => std::fs::read_to_string(f).unwrap(),
+        Err(_) => p.source.clone(),
+    };
+    std::fs::write(&path, &source).unwrap();
+    println!("{source}\n// domain: {}", p.domain);
+    let result = compare(&Case {
+        path: &path,
+        head: &p.head,
+        domain: &p.domain,
+        opts: FrontOptions::default(),
+        cc_extra: Vec::new(),
+        seed,
+        work: work.path(),
+        stem: "program",
+    });
+    println!("// result: {result:?}");
 }
