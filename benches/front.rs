@@ -10,8 +10,8 @@
 //! when it is 50K).
 
 use aioli::back::print_c;
-use aioli::front::{FrontOptions, load};
 use aioli::cgen::realistic_c;
+use aioli::front::{FrontOptions, load};
 use std::time::Instant;
 
 struct Row {

@@ -153,9 +153,12 @@ fn round_trip(path: &Path, dir: &Path, work: &Path) -> Result<(), String> {
     let inputs =
         compute_inputs(&original.program, &cfg.head, &domain, 7).map_err(|e| e.to_string())?;
     let mut outputs = Vec::new();
-    for (tag, included) in [("orig", std::fs::canonicalize(path).unwrap()), ("printed", printed_path)] {
-        let driver_text = generate_driver(&original.program, &inputs, &included)
-            .map_err(|e| e.to_string())?;
+    for (tag, included) in [
+        ("orig", std::fs::canonicalize(path).unwrap()),
+        ("printed", printed_path),
+    ] {
+        let driver_text =
+            generate_driver(&original.program, &inputs, &included).map_err(|e| e.to_string())?;
         let driver = work.join(format!("{stem}_{tag}_main.c"));
         std::fs::write(&driver, driver_text).unwrap();
         let exe = work.join(format!("{stem}_{tag}"));
@@ -205,7 +208,13 @@ fn bundled_example_round_trips() {
     let copy = work.path().join("heat.c");
     std::fs::write(&copy, &printed).unwrap();
     let again = load_or_describe(&copy, &FrontOptions::default()).unwrap();
-    assert_eq!(aioli::back::print_c(&again.program, &again.sources), printed);
+    assert_eq!(
+        aioli::back::print_c(&again.program, &again.sources),
+        printed
+    );
     assert!(printed.contains("/* swap the buffers instead of copying */"));
-    assert!(printed.contains("One-dimensional heat equation"), "the file's opening comment is lost:\n{printed}");
+    assert!(
+        printed.contains("One-dimensional heat equation"),
+        "the file's opening comment is lost:\n{printed}"
+    );
 }

@@ -311,41 +311,74 @@ impl Lowerer<'_> {
             ast::ExprKind::Binary(op, a, b) => {
                 let op = bin_op(*op);
                 let lhs = self.expr(a, fx)?;
-                let rhs = if matches!(op, BinOp::And | BinOp::Or) {
-                    let ctx = if op == BinOp::And {
-                        "the right operand of &&"
-                    } else {
-                        "the right operand of ||"
-                    };
-                    let saved = self.forbid.replace(ctx);
-                    let r = self.expr(b, fx);
-                    self.forbid = saved;
-                    r?
+                if !matches!(op, BinOp::And | BinOp::Or) {
+                    let rhs = self.expr(b, fx)?;
+                    return self.binary(op, lhs, rhs, span);
+                }
+                // The right operand is evaluated only when the left one
+                // does not decide: its effects go into an `if`.
+                let mut rfx = Effects::default();
+                let rhs = self.branch_expr(b, &mut rfx)?;
+                if rfx.pre.is_empty() {
+                    return self.binary(op, lhs, rhs, span);
+                }
+                let truth = self.binary(BinOp::Ne, rhs.clone(), zero(span), span)?;
+                let rhs_truth = if is_truth_value(&rhs) { rhs } else { truth };
+                let (test, decided) = if op == BinOp::And {
+                    (lhs, 0)
                 } else {
-                    self.expr(b, fx)?
+                    let not = Expr::new(
+                        ExprKind::Unary {
+                            op: crate::il::UnOp::Not,
+                            arg: Box::new(Expr {
+                                parens: true,
+                                ..lhs
+                            }),
+                        },
+                        QualType::int(),
+                        span,
+                    );
+                    (not, 1)
                 };
-                self.binary(op, lhs, rhs, span)
+                let decided = Expr::new(
+                    ExprKind::IntConst {
+                        value: decided,
+                        text: decided.to_string(),
+                    },
+                    QualType::int(),
+                    span,
+                );
+                self.value_by_branches(
+                    test,
+                    (rfx.pre, rhs_truth),
+                    (Vec::new(), decided),
+                    QualType::int(),
+                    span,
+                    fx,
+                )
             }
             ast::ExprKind::Conditional(c, t, f) => {
                 let cond = self.expr(c, fx)?;
                 if !self.is_scalar(&cond.ty.ty) {
                     return err(c.span, "condition is not a scalar");
                 }
-                let saved = self.forbid.replace("a branch of ?:");
-                let then = self.expr(t, fx);
-                let other = then.and_then(|then| Ok((then, self.expr(f, fx)?)));
-                self.forbid = saved;
-                let (then, other) = other?;
+                let mut tfx = Effects::default();
+                let mut ffx = Effects::default();
+                let then = self.branch_expr(t, &mut tfx)?;
+                let other = self.branch_expr(f, &mut ffx)?;
                 let ty = self.cond_type(&then, &other, span)?;
-                Ok(Expr::new(
-                    ExprKind::Cond {
-                        cond: Box::new(cond),
-                        then: Box::new(then),
-                        other: Box::new(other),
-                    },
-                    ty,
-                    span,
-                ))
+                if tfx.pre.is_empty() && ffx.pre.is_empty() {
+                    return Ok(Expr::new(
+                        ExprKind::Cond {
+                            cond: Box::new(cond),
+                            then: Box::new(then),
+                            other: Box::new(other),
+                        },
+                        ty,
+                        span,
+                    ));
+                }
+                self.value_by_branches(cond, (tfx.pre, then), (ffx.pre, other), ty, span, fx)
             }
             ast::ExprKind::Assign(op, l, r) => {
                 let s = self.assign_stmt(*op, l, r, span, fx)?;
@@ -974,6 +1007,72 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Lowers an operand evaluated only on one branch (`?:`, the right
+    /// operand of `&&`/`||`): its effects, postfix ones included, all land
+    /// in `fx.pre`, to be placed inside that branch.
+    fn branch_expr(&mut self, e: &ast::Expr, fx: &mut Effects) -> R<Expr> {
+        let saved = std::mem::replace(&mut self.post_as_pre, true);
+        let r = self.expr(e, fx);
+        self.post_as_pre = saved;
+        r
+    }
+
+    /// `il/split` for a value chosen by a condition whose branches have
+    /// effects: `t` is declared, then `if (test) { then.0; t = then.1; }
+    /// else { other.0; t = other.1; }`, and the value is `t`.
+    fn value_by_branches(
+        &mut self,
+        test: Expr,
+        then: (Vec<Stmt>, Expr),
+        other: (Vec<Stmt>, Expr),
+        ty: QualType,
+        span: Span,
+        fx: &mut Effects,
+    ) -> R<Expr> {
+        let ty = QualType::new(ty.ty);
+        let tmp = self.new_temp(ty.clone(), span)?;
+        fx.pre.push(stmt(
+            StmtKind::Decl {
+                base: ty.clone(),
+                storage: Storage::Auto,
+                vars: vec![Declarator {
+                    sym: tmp,
+                    init: None,
+                }],
+            },
+            span,
+        ));
+        let var = Expr::new(ExprKind::Var(tmp), ty.clone(), span);
+        let branch = |(mut stmts, value): (Vec<Stmt>, Expr), me: &mut Self| {
+            stmts.push(stmt(
+                StmtKind::Assign {
+                    lhs: var.clone(),
+                    rhs: value,
+                    sugar: AssignSugar::Plain,
+                },
+                span,
+            ));
+            let scope = me.new_scope(me.scope);
+            crate::il::Block {
+                stmts,
+                scope,
+                closing_comments: Vec::new(),
+                span,
+            }
+        };
+        let then = branch(then, self);
+        let other = branch(other, self);
+        fx.pre.push(stmt(
+            StmtKind::If {
+                cond: test,
+                then,
+                other: Some(other),
+            },
+            span,
+        ));
+        Ok(var)
+    }
+
     /// A fresh temporary in the innermost block's scope.
     fn new_temp(&mut self, ty: QualType, span: Span) -> R<crate::il::SymId> {
         let Some(f) = &self.f else {
@@ -1398,4 +1497,35 @@ pub(super) fn parse_char(text: &str) -> Option<i64> {
     } else {
         value
     })
+}
+
+/// The integer constant 0.
+fn zero(span: Span) -> Expr {
+    Expr::new(
+        ExprKind::IntConst {
+            value: 0,
+            text: "0".into(),
+        },
+        QualType::int(),
+        span,
+    )
+}
+
+/// Is this expression's value already 0 or 1 (a comparison, `!`, `&&`, `||`)?
+fn is_truth_value(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Binary { op, .. } => matches!(
+            op,
+            BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::And
+                | BinOp::Or
+        ),
+        ExprKind::Unary { op, .. } => *op == crate::il::UnOp::Not,
+        _ => false,
+    }
 }

@@ -877,7 +877,9 @@ fn continues_this_loop(stmts: &[Stmt]) -> bool {
         StmtKind::Continue => true,
         StmtKind::If { then, other, .. } => {
             continues_this_loop(&then.stmts)
-                || other.as_ref().is_some_and(|o| continues_this_loop(&o.stmts))
+                || other
+                    .as_ref()
+                    .is_some_and(|o| continues_this_loop(&o.stmts))
         }
         StmtKind::Block(b) => continues_this_loop(&b.stmts),
         StmtKind::Switch { cases, .. } => cases.iter().any(|c| continues_this_loop(&c.body)),
