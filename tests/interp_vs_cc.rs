@@ -1,7 +1,8 @@
 //! The interpreter against the C compiler: for every valid fixture and for
 //! random programs, the generated driver compiled with `cc` and the same
 //! call run in the interpreter (`check::run_in_interpreter`) must print
-//! byte-identical text.
+//! byte-identical text. The interpreter applies C's implicit conversions
+//! from the types (`il/conversions`); agreeing bit for bit checks that.
 
 use aioli::check::domain::Domain;
 use aioli::check::driver::{compute_inputs, describe_outputs, generate_driver};

@@ -6,6 +6,12 @@
 //! 3. printing is idempotent: print ∘ parse ∘ print = print;
 //! 4. the printed program, run by the generated driver, prints exactly the
 //!    same numbers (`%a`, bit for bit) as the original.
+//!
+//! The corpus (see `tests/fixtures/front/README.md`) covers every IL section
+//! this checks the faithful lowering and printing of: `il/program`,
+//! `il/proc`, `il/types`, `il/symbols`, `il/scope`, `il/comments`,
+//! `il/expr`, `il/intrinsic`, `il/ref`, `il/decl`, `il/assign`, `il/call`,
+//! `il/alloc`, `il/if`, `il/loop`, `il/switch`, `il/jump`, `il/block`.
 
 use aioli::check::domain::Domain;
 use aioli::check::driver::{compute_inputs, generate_driver};
