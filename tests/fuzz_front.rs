@@ -112,7 +112,7 @@ fn apply(bytes: &mut Vec<u8>, m: &Mutation) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: fuzz_cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn mutated_fixtures_never_panic(
@@ -148,4 +148,12 @@ proptest! {
         }));
         prop_assert!(outcome.is_ok(), "panic on mutations {:?} of {}", mutations, path.display());
     }
+}
+
+/// 300 cases in CI; `AIOLI_FUZZ_CASES=N` runs more locally.
+fn fuzz_cases() -> u32 {
+    std::env::var("AIOLI_FUZZ_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300)
 }

@@ -873,8 +873,10 @@ fn too_deep_nesting_is_an_error_not_a_crash() {
     parse_ok(&format!("int x = 1{};", " + 1".repeat(500)));
 }
 
+/// A 50,000-line input parses completely (its speed is measured by
+/// `cargo bench --bench front`; tests never time things).
 #[test]
-fn fifty_thousand_lines_parse_quickly() {
+fn fifty_thousand_lines_parse() {
     let mut text = String::from("typedef double real;\nstruct P { real x, y; };\n");
     let mut n = 0;
     let mut functions = 0;
@@ -886,18 +888,8 @@ fn fifty_thousand_lines_parse_quickly() {
         n += 8;
     }
     let (sources, pp) = preprocess_str(&text).expect("lexes");
-    let start = std::time::Instant::now();
     let tu = parse(&pp, &sources).expect("parses");
-    let elapsed = start.elapsed();
-    eprintln!("{} tokens parsed in {elapsed:?}", pp.tokens.len());
     assert_eq!(tu.items.len(), 2 + functions);
-    // Release builds must stay well under 0.3 s; debug builds get slack.
-    let limit = if cfg!(debug_assertions) { 6.0 } else { 0.3 };
-    assert!(
-        elapsed.as_secs_f64() < limit,
-        "{} tokens took {elapsed:?}",
-        pp.tokens.len()
-    );
 }
 
 // ---------------------------------------------------------------------------

@@ -560,8 +560,10 @@ fn system_headers_preprocess_cleanly_together() {
     );
 }
 
+/// A dense 50,000-line input preprocesses completely (its speed is measured
+/// by `cargo bench --bench front`; tests never time things).
 #[test]
-fn large_input_is_fast() {
+fn large_input_preprocesses() {
     let mut text = String::from("#define SQR(x) ((x)*(x))\n#include <math.h>\n");
     for i in 0..50_000 {
         text.push_str(&format!(
@@ -569,29 +571,9 @@ fn large_input_is_fast() {
         ));
     }
     let tree = Tree::new(&[("main.c", &text)]);
-    let (start, cpu_start) = (std::time::Instant::now(), thread_cpu_seconds());
     let (_, result) = tree.run("main.c", &FrontOptions::default());
-    let (elapsed, cpu) = (start.elapsed(), thread_cpu_seconds() - cpu_start);
-    eprintln!("preprocessing 50,000 lines took {elapsed:?}, {cpu:.3} s of CPU");
     let pp = result.expect("preprocesses");
     assert!(pp.tokens.len() > 1_000_000);
-    // Generous: this runs in debug builds on a shared machine; in release
-    // this dense input (24 tokens a line) takes about 0.3 s of CPU.
-    let seconds = if cpu > 0.0 {
-        cpu
-    } else {
-        elapsed.as_secs_f64() / 4.0
-    };
-    assert!(seconds < 3.0, "{elapsed:?}, {cpu} s of CPU");
-}
-
-/// The CPU time of the current thread, where Linux tells it (the machine
-/// running the tests may be loaded, so wall time says little).
-fn thread_cpu_seconds() -> f64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |ns| ns / 1e9)
 }
 
 fn run_bytes(bytes: &[u8]) {

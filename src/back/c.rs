@@ -830,6 +830,7 @@ impl<'a> CPrinter<'a> {
                 .nest(INDENT),
             StmtKind::Block(b) => self.block(b, ctx),
             StmtKind::Empty => text(";"),
+            StmtKind::Discard(e) => self.expr(e, 0, ctx).append(text(";")),
         }
     }
 

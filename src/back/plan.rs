@@ -205,6 +205,7 @@ impl Usage {
                 }
             }
             StmtKind::Return(Some(e)) => self.read(e, k, true, false),
+            StmtKind::Discard(e) => self.read(e, k, false, false),
             StmtKind::Block(b) => self.block(b, lists),
             StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
         }

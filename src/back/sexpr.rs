@@ -585,6 +585,7 @@ impl SPrinter<'_> {
                 .append(self.block_body(b).nest(INDENT))
                 .append(text(")")),
             StmtKind::Empty => form(format!("empty #{}", s.id.0), vec![]),
+            StmtKind::Discard(e) => form(format!("discard #{}", s.id.0), vec![self.expr(e)]),
         };
         self.with_comments(doc, &s.comments)
     }

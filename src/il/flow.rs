@@ -175,7 +175,8 @@ impl<'a> Builder<'a> {
             | StmtKind::Decl { .. }
             | StmtKind::Alloc { .. }
             | StmtKind::Free { .. }
-            | StmtKind::Empty => {
+            | StmtKind::Empty
+            | StmtKind::Discard(_) => {
                 self.blocks[current.index()].stmts.push(s);
                 current
             }

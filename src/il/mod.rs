@@ -718,6 +718,10 @@ pub enum StmtKind {
     Block(Block),
     /// `;` alone, kept for faithful printing.
     Empty,
+    /// An expression evaluated for nothing, such as `(void)n;`: no effect
+    /// (expressions have none), kept because the user wrote it (it
+    /// silences an unused-parameter warning, say). `il/discard`
+    Discard(Expr),
 }
 
 // ---------------------------------------------------------------------------

@@ -1098,6 +1098,11 @@ impl<'p, R: Real> Machine<'p, R> {
             }
             StmtKind::Block(b) => self.exec_block(&b.stmts),
             StmtKind::Empty => Ok(Flow::Normal),
+            StmtKind::Discard(e) => {
+                // C evaluates it: reading freed memory here is still an error.
+                self.eval(e)?;
+                Ok(Flow::Normal)
+            }
         }
     }
 

@@ -1249,7 +1249,18 @@ impl Lowerer<'_> {
             }
             ast::ExprKind::Cast(t, inner) => {
                 let ty = self.type_name(t)?;
-                if matches!(self.resolve(&ty.ty), Type::Void) {
+                let inner_acts = matches!(
+                    strip_parens(inner).kind,
+                    ast::ExprKind::Call(..)
+                        | ast::ExprKind::Assign(..)
+                        | ast::ExprKind::Comma(..)
+                        | ast::ExprKind::PostInc(_)
+                        | ast::ExprKind::PreInc(_)
+                        | ast::ExprKind::PostDec(_)
+                        | ast::ExprKind::PreDec(_)
+                );
+                if matches!(self.resolve(&ty.ty), Type::Void) && inner_acts {
+                    // `(void)f(x);` is the call with its result ignored.
                     self.expr_stmt(inner, out)
                 } else {
                     self.unused_value(e, out)
@@ -1310,17 +1321,18 @@ impl Lowerer<'_> {
         }
     }
 
-    /// An expression statement whose value is thrown away: its effects are
-    /// kept, the rest is dropped with a warning.
+    /// An expression statement whose value is thrown away: its effects
+    /// become statements; an effect-free expression is kept as a `Discard`
+    /// (`il/discard`: `(void)n;` must survive, or the output would warn).
     fn unused_value(&mut self, e: &ast::Expr, out: &mut Vec<Stmt>) -> R<()> {
         let mut fx = Effects::default();
-        self.expr(e, &mut fx)?;
-        self.warnings.push(crate::front::diag::Diagnostic::warning(
-            e.span,
-            "expression result unused; the expression is dropped",
-        ));
+        let value = self.expr(e, &mut fx)?;
+        let has_effects = !fx.pre.is_empty() || !fx.post.is_empty();
         out.append(&mut fx.pre);
         out.append(&mut fx.post);
+        if !has_effects {
+            out.push(stmt(StmtKind::Discard(value), e.span));
+        }
         Ok(())
     }
 }

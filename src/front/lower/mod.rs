@@ -71,8 +71,9 @@
 //!   call to one of them named like a `<math.h>` function becomes
 //!   `ExprKind::Intrinsic`; `malloc`, `calloc`, `free` become `Alloc` and
 //!   `Free`. Only system procedures may be variadic.
-//! - **Accepted and dropped:** `restrict`, `register`, `auto`. Expression
-//!   statements without effect are dropped with a warning.
+//! - **Accepted and dropped:** `restrict`, `register`, `auto`. An
+//!   expression statement without effect (`(void)n;`) is kept as a
+//!   `Discard` statement.
 
 mod expr;
 mod stmt;
