@@ -66,6 +66,9 @@ int sprintf(char *, const char *, ...);
 int snprintf(char *, size_t, const char *, ...);
 int puts(const char *);
 int putchar(int);
+int fputs(const char *, FILE *);
+int fflush(FILE *);
+#define EOF (-1)
 ";
 
 const STRING: &str = "void *memcpy(void *, const void *, size_t);
@@ -81,11 +84,52 @@ const FLOAT: &str = "#define DBL_MAX 1.7976931348623157e+308
 #define DBL_EPSILON 2.2204460492503131e-16
 #define FLT_MAX 3.40282347e+38F
 #define FLT_EPSILON 1.19209290e-07F
+#define FLT_MIN 1.17549435e-38F
+#define DBL_DIG 15
+#define DBL_MANT_DIG 53
+#define FLT_DIG 6
+#define FLT_MANT_DIG 24
 ";
 
-const LIMITS: &str = "#define INT_MAX 2147483647
+/// The rest of C99's `<math.h>` that scientific code calls. The
+/// classification macros (`isnan`, ...) are declared as functions, which is
+/// how their calls read.
+const MATH_OTHERS: &str = "double ldexp(double, int);
+double frexp(double, int *);
+double modf(double, double *);
+double fma(double, double, double);
+double rint(double);
+double nearbyint(double);
+long lround(double);
+long lrint(double);
+double remainder(double, double);
+double fdim(double, double);
+double scalbn(double, int);
+double nextafter(double, double);
+int isnan(double);
+int isinf(double);
+int isfinite(double);
+int signbit(double);
+";
+
+const LIMITS: &str = "#define CHAR_BIT 8
+#define SCHAR_MAX 127
+#define SCHAR_MIN (-128)
+#define UCHAR_MAX 255
+#define CHAR_MAX 127
+#define CHAR_MIN (-128)
+#define SHRT_MAX 32767
+#define SHRT_MIN (-32768)
+#define USHRT_MAX 65535
+#define INT_MAX 2147483647
 #define INT_MIN (-INT_MAX - 1)
+#define UINT_MAX 4294967295U
 #define LONG_MAX 9223372036854775807L
+#define LONG_MIN (-LONG_MAX - 1L)
+#define ULONG_MAX 18446744073709551615UL
+#define LLONG_MAX 9223372036854775807LL
+#define LLONG_MIN (-LLONG_MAX - 1LL)
+#define ULLONG_MAX 18446744073709551615ULL
 ";
 
 const STDBOOL: &str = "#define bool _Bool
@@ -139,6 +183,9 @@ fn build(name: &str) -> String {
                     "double {f}(double, double);\nfloat {f}f(float, float);\n"
                 ));
             }
+            // Known by signature only: not intrinsics, so calls to them are
+            // ordinary (passive) library calls.
+            text.push_str(MATH_OTHERS);
         }
         "stdlib.h" => {
             text.push_str(SIZE_T);

@@ -310,11 +310,15 @@ impl Lowerer<'_> {
             }
             ast::ExprKind::Binary(op, a, b) => {
                 let op = bin_op(*op);
-                let lhs = self.expr(a, fx)?;
                 if !matches!(op, BinOp::And | BinOp::Or) {
+                    let lhs = self.expr(a, fx)?;
                     let rhs = self.expr(b, fx)?;
                     return self.binary(op, lhs, rhs, span);
                 }
+                // `&&` and `||` are sequence points: the left operand's
+                // effects, postfix ones included, happen before the right
+                // operand is evaluated.
+                let lhs = self.branch_expr(a, fx)?;
                 // The right operand is evaluated only when the left one
                 // does not decide: its effects go into an `if`.
                 let mut rfx = Effects::default();
@@ -358,7 +362,8 @@ impl Lowerer<'_> {
                 )
             }
             ast::ExprKind::Conditional(c, t, f) => {
-                let cond = self.expr(c, fx)?;
+                // A sequence point follows the condition.
+                let cond = self.branch_expr(c, fx)?;
                 if !self.is_scalar(&cond.ty.ty) {
                     return err(c.span, "condition is not a scalar");
                 }

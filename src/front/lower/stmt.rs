@@ -476,6 +476,19 @@ impl Lowerer<'_> {
             }
             let mut v = Vec::new();
             self.stmt(cur, &mut v)?;
+            // A temporary's declaration may not follow a case label in C99
+            // (nor sit in a switch body at all): the split statement gets
+            // its own block.
+            if v.iter().any(|s| matches!(s.kind, StmtKind::Decl { .. })) {
+                let scope = self.new_scope(self.scope);
+                let block = Block {
+                    stmts: v,
+                    scope,
+                    closing_comments: Vec::new(),
+                    span: cur.span,
+                };
+                v = vec![stmt(StmtKind::Block(block), cur.span)];
+            }
             if let Some(last) = cases.last_mut() {
                 last.body.append(&mut v);
             }
