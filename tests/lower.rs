@@ -1197,6 +1197,7 @@ double h(double u) {
                 "SystemInclude",
                 "SystemInclude",
                 "SystemInclude",
+                "MacroLine",
                 "Typedef",
                 "Typedef",
                 "Struct",

@@ -96,3 +96,53 @@ fn reviewed_programs_round_trip() {
         );
     }
 }
+
+/// A `#define` of the main file before `#include "cfg.h"` configures the
+/// header: the output keeps the `#define` line, or the header would be read
+/// with other macros (here: `real_t` would become `double`).
+#[test]
+fn macro_lines_before_a_local_include_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let inc = dir.path().join("inc");
+    std::fs::create_dir(&inc).unwrap();
+    std::fs::write(
+        inc.join("cfg.h"),
+        "#ifndef CFG_H\n#define CFG_H\n#ifndef REAL\n#define REAL double\n#endif\ntypedef REAL real_t;\n#endif\n",
+    )
+    .unwrap();
+    let original = dir.path().join("cfg.c");
+    std::fs::write(
+        &original,
+        "/* single precision */\n#define REAL float\n#include \"cfg.h\"\ndouble third(void) { real_t t = 1.0 / 3.0; return t; }\n",
+    )
+    .unwrap();
+    let options = FrontOptions {
+        include_dirs: vec![inc.clone()],
+        defines: Vec::new(),
+    };
+    let loaded = load(&original, &options)
+        .unwrap_or_else(|(s, d)| panic!("{}", aioli::front::diag::render(&s, &d)));
+    let printed_text = aioli::back::print_c(&loaded.program, &loaded.sources);
+    assert!(
+        printed_text
+            .starts_with("/* single precision */\n#define REAL float\n#include \"cfg.h\"\n"),
+        "{printed_text}"
+    );
+    let printed = dir.path().join("cfg_printed.c");
+    std::fs::write(&printed, &printed_text).unwrap();
+    let driver = dir.path().join("main.c");
+    std::fs::write(
+        &driver,
+        "#include <stdio.h>\ndouble third(void);\nint main(void) { printf(\"%a\\n\", third()); return 0; }\n",
+    )
+    .unwrap();
+    let include = format!("-I{}", inc.display());
+    let mut outputs = Vec::new();
+    for (tag, file) in [("orig", &original), ("printed", &printed)] {
+        let exe = dir.path().join(tag);
+        cc(&["-std=c99", "-w", &include], &[file, &driver], &exe).unwrap();
+        let run = Command::new(&exe).output().unwrap();
+        outputs.push(String::from_utf8_lossy(&run.stdout).into_owned());
+    }
+    assert_eq!(outputs[0], outputs[1]);
+}

@@ -369,6 +369,7 @@ impl<'a> CPrinter<'a> {
             }
             let (doc, group) = match &item.kind {
                 ItemKind::SystemInclude(s) => (include_line(s), 0),
+                ItemKind::MacroLine(s) => (text(s.clone()), 0),
                 ItemKind::LocalInclude { written, .. } => (include_line(written), 0),
                 ItemKind::Typedef(t) => (self.typedef_item(*t), 1),
                 ItemKind::Struct(s) => (self.struct_body(*s).append(text(";")), 2),

@@ -182,6 +182,10 @@ impl SPrinter<'_> {
                 "include-system",
                 vec![text(quote(s))].into_iter().chain(attrs).collect(),
             ),
+            ItemKind::MacroLine(s) => form(
+                "macro-line",
+                vec![text(quote(s))].into_iter().chain(attrs).collect(),
+            ),
             ItemKind::LocalInclude { written, file } => {
                 let mut parts = vec![
                     text(quote(written)),

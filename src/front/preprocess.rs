@@ -57,6 +57,16 @@ pub struct IncludeRecord {
     pub file: Option<FileId>,
 }
 
+/// A `#define` or `#undef` line of the main file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MacroLine {
+    pub span: Span,
+    /// The line as written (continuation lines included).
+    pub text: String,
+    /// The comments written before it.
+    pub comments: Vec<String>,
+}
+
 /// The result of preprocessing a translation unit.
 #[derive(Clone, Debug, Default)]
 pub struct Preprocessed {
@@ -67,6 +77,10 @@ pub struct Preprocessed {
     pub includes: Vec<IncludeRecord>,
     /// Comments after the last token.
     pub final_comments: Vec<PpComment>,
+    /// The `#define` and `#undef` lines of the main file, as written: the
+    /// output keeps them, so that a local header it includes is read with
+    /// the same macros (and the user sees them).
+    pub macro_lines: Vec<MacroLine>,
     /// Virtual files holding system-header declarations.
     pub system_files: HashSet<FileId>,
     /// The file named on the command line.
@@ -847,6 +861,24 @@ impl<'a> Preprocessor<'a> {
             ));
         };
         let args = &line[1..];
+        if matches!(name.as_str(), "define" | "undef") && hash.file == self.out.main_file {
+            let end = line.last().map_or(first.span.hi, |t| t.span.hi);
+            let whole = Span {
+                file: hash.file,
+                lo: hash.lo,
+                hi: end.max(hash.lo),
+            };
+            let text = self.sources.snippet(whole).to_string();
+            let comments = std::mem::take(&mut self.comments)
+                .into_iter()
+                .map(|c| c.text)
+                .collect();
+            self.out.macro_lines.push(MacroLine {
+                span: whole,
+                text,
+                comments,
+            });
+        }
         match name.as_str() {
             "define" => {
                 Self::check_lexed(args)?;

@@ -769,6 +769,9 @@ impl Procedure {
 pub enum ItemKind {
     /// `#include <math.h>`, kept verbatim.
     SystemInclude(String),
+    /// A `#define` or `#undef` line of the main file, kept verbatim (the
+    /// code itself has its macros expanded).
+    MacroLine(String),
     /// `#include "local.h"`: the items that came from that file are marked
     /// with its [`FileId`] in [`Item::file`]; the back end prints this line
     /// instead of them.

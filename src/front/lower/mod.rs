@@ -104,8 +104,38 @@ pub fn lower(
 ) -> FrontResult<Lowered> {
     let mut cx = Lowerer::new(pp);
     cx.collect_defined_tags(tu);
+    // `#define`/`#undef` lines of the main file become items where they
+    // stand between top-level items; those inside a function body are
+    // dropped (the code has its macros expanded).
+    let span_of = |item: &ast::ExternalDecl| match item {
+        ast::ExternalDecl::Function(f) => f.span,
+        ast::ExternalDecl::Declaration(d) => d.span,
+        ast::ExternalDecl::Include(_, span, _) => *span,
+    };
+    let bodies: Vec<Span> = tu
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            ast::ExternalDecl::Function(f) if f.span.file == pp.main_file => Some(f.span),
+            _ => None,
+        })
+        .collect();
+    let mut macro_lines = pp
+        .macro_lines
+        .iter()
+        .filter(|m| !bodies.iter().any(|b| b.lo <= m.span.lo && m.span.lo < b.hi))
+        .peekable();
     for item in &tu.items {
+        let span = span_of(item);
+        if span.file == pp.main_file {
+            while let Some(m) = macro_lines.next_if(|m| m.span.lo < span.lo) {
+                cx.push_macro_line(m);
+            }
+        }
         cx.external(item)?;
+    }
+    for m in macro_lines {
+        cx.push_macro_line(m);
     }
     Ok(Lowered {
         program: cx.prog,
@@ -231,6 +261,14 @@ impl<'a> Lowerer<'a> {
             }
         }
         None
+    }
+
+    fn push_macro_line(&mut self, m: &super::preprocess::MacroLine) {
+        let comments = Comments {
+            leading: m.comments.clone(),
+            trailing: None,
+        };
+        self.push_item(ItemKind::MacroLine(m.text.clone()), m.span, comments);
     }
 
     fn push_item(&mut self, kind: ItemKind, span: Span, comments: Comments) {
