@@ -265,7 +265,10 @@ fn run(items: Vec<ast::ExternalDecl>) -> Result<Lowered, aioli::front::diag::Dia
     let mut all = vec![ast::ExternalDecl::Include(0, sp(), Default::default())];
     all.extend(system_decls());
     all.extend(items);
-    let tu = ast::TranslationUnit { items: all };
+    let tu = ast::TranslationUnit {
+        items: all,
+        final_comments: Vec::new(),
+    };
     let mut sources = SourceMap::new();
     sources.add("main.c", " ".repeat(2000));
     lower(&tu, &pp(), &sources)

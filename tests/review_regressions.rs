@@ -146,3 +146,20 @@ fn macro_lines_before_a_local_include_are_kept() {
     }
     assert_eq!(outputs[0], outputs[1]);
 }
+
+/// Spellings that carry meaning survive printing: `signed char` (plain
+/// `char` may be unsigned on another platform) and a comment at the end of
+/// the file (it stays there rather than moving into the last function).
+#[test]
+fn meaningful_spellings_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.c");
+    std::fs::write(
+        &path,
+        "int sc(int v)\n{\n    signed char c = (signed char)v;\n    return c < 0;\n}\n\n/* end of file */\n",
+    )
+    .unwrap();
+    let printed = print(&path);
+    assert!(printed.contains("signed char c = (signed char)v;"), "{printed}");
+    assert!(printed.ends_with("}\n\n/* end of file */\n"), "{printed}");
+}

@@ -28,7 +28,17 @@ const INDENT: isize = 4;
 pub fn print_c(program: &Program, sources: &SourceMap) -> String {
     let printer = CPrinter::new(program, sources);
     let doc = printer.program();
-    finish(&doc)
+    let mut out = finish(&doc);
+    if !program.final_comments.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        for c in &program.final_comments {
+            out.push_str(c);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Renders a document and strips the trailing blanks that indentation
@@ -533,6 +543,7 @@ impl<'a> CPrinter<'a> {
                 let k = match kind {
                     IntKind::Bool => "_Bool",
                     IntKind::Char => "char",
+                    IntKind::SignedChar => "signed char",
                     IntKind::Short => "short",
                     IntKind::Int => "int",
                     IntKind::Long => "long",

@@ -35,6 +35,11 @@ pub fn print_il(program: &Program, sources: &SourceMap) -> String {
         }
         out = out.append(printer.item(item));
     }
+    for c in &program.final_comments {
+        out = out
+            .append(RcDoc::hardline())
+            .append(text(format!("(comment {})", quote(c))));
+    }
     let mut buf = Vec::new();
     // Writing to a Vec cannot fail.
     let _ = out.append(RcDoc::hardline()).render(WIDTH, &mut buf);
@@ -44,7 +49,7 @@ pub fn print_il(program: &Program, sources: &SourceMap) -> String {
         text.push_str(line.trim_end());
         text.push('\n');
     }
-    if program.items.is_empty() {
+    if program.items.is_empty() && program.final_comments.is_empty() {
         text.clear();
     }
     text
@@ -340,6 +345,7 @@ impl SPrinter<'_> {
                 let k = match kind {
                     IntKind::Bool => "bool",
                     IntKind::Char => "char",
+                    IntKind::SignedChar => "signed-char",
                     IntKind::Short => "short",
                     IntKind::Int => "int",
                     IntKind::Long => "long",

@@ -251,6 +251,7 @@ fn c_type(program: &Program, ty: &Type) -> Option<String> {
             let base = match kind {
                 IntKind::Bool => "_Bool",
                 IntKind::Char => "char",
+                IntKind::SignedChar => "signed char",
                 IntKind::Short => "short",
                 IntKind::Int => "int",
                 IntKind::Long => "long",

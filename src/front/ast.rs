@@ -13,6 +13,8 @@ use crate::il::Comments;
 #[derive(Clone, Debug, PartialEq)]
 pub struct TranslationUnit {
     pub items: Vec<ExternalDecl>,
+    /// Comments after the last item of the main file.
+    pub final_comments: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -350,14 +350,10 @@ impl<'a> ParseCtx<'a> {
             leading.append(&mut inside[j]);
             comments.leading = leading;
         }
-        if let Some(ExternalDecl::Function(f)) = items
-            .iter_mut()
-            .rev()
-            .find(|i| !matches!(i, ExternalDecl::Include(..)))
-        {
-            f.body.closing_comments.append(&mut at_end);
+        TranslationUnit {
+            items,
+            final_comments: at_end,
         }
-        TranslationUnit { items }
     }
 
     /// Turns a grammar error into a diagnostic at the offending token.

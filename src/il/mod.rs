@@ -84,7 +84,10 @@ pub enum RealKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum IntKind {
     Bool,
+    /// Plain `char`, whose signedness is the platform's.
     Char,
+    /// `signed char`, spelled so because plain `char` may be unsigned.
+    SignedChar,
     Short,
     Int,
     Long,
@@ -95,7 +98,7 @@ impl IntKind {
     /// Size in bytes on the LP64 targets we generate code for.
     pub fn size(self) -> u64 {
         match self {
-            IntKind::Bool | IntKind::Char => 1,
+            IntKind::Bool | IntKind::Char | IntKind::SignedChar => 1,
             IntKind::Short => 2,
             IntKind::Int => 4,
             IntKind::Long | IntKind::LongLong => 8,
@@ -815,6 +818,8 @@ pub struct Program {
     pub global_scope: ScopeId,
     /// The file given on the command line.
     pub main_file: FileId,
+    /// Comments after the last item (the end of the main file).
+    pub final_comments: Vec<String>,
 }
 
 impl Program {

@@ -137,6 +137,7 @@ pub fn lower(
     for m in macro_lines {
         cx.push_macro_line(m);
     }
+    cx.prog.final_comments = tu.final_comments.clone();
     Ok(Lowered {
         program: cx.prog,
         warnings: cx.warnings,

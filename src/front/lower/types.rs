@@ -516,6 +516,7 @@ impl Lowerer<'_> {
                 let k = match kind {
                     IntKind::Bool => "_Bool",
                     IntKind::Char => "char",
+                    IntKind::SignedChar => "signed char",
                     IntKind::Short => "short",
                     IntKind::Int => "int",
                     IntKind::Long => "long",
@@ -721,7 +722,11 @@ fn basic_type(basics: &[(ast::BasicType, Span)], span: Span) -> R<Type> {
         if short + long + int > 0 {
             return bad();
         }
-        IntKind::Char
+        if signed == 1 {
+            IntKind::SignedChar
+        } else {
+            IntKind::Char
+        }
     } else if short == 1 {
         if long > 0 {
             return bad();
