@@ -3,7 +3,8 @@
 use aioli::front::FrontOptions;
 use aioli::front::diag::Diagnostic;
 use aioli::front::lexer::Token;
-use aioli::front::preprocess::{Preprocessed, preprocess, spelling};
+use aioli::front::lexer::spelling;
+use aioli::front::preprocess::{Preprocessed, preprocess};
 use aioli::front::source::SourceMap;
 use aioli::front::system;
 use proptest::prelude::*;

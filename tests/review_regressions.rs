@@ -160,6 +160,9 @@ fn meaningful_spellings_survive() {
     )
     .unwrap();
     let printed = print(&path);
-    assert!(printed.contains("signed char c = (signed char)v;"), "{printed}");
+    assert!(
+        printed.contains("signed char c = (signed char)v;"),
+        "{printed}"
+    );
     assert!(printed.ends_with("}\n\n/* end of file */\n"), "{printed}");
 }

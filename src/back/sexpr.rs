@@ -172,15 +172,7 @@ impl SPrinter<'_> {
     fn item(&self, item: &Item) -> Doc {
         let mut attrs = Vec::new();
         if item.file != self.program.main_file {
-            let path = self
-                .sources
-                .files()
-                .find(|(id, _)| *id == item.file)
-                .map_or_else(
-                    || format!("file {}", item.file.0),
-                    |(_, f)| f.path.display().to_string(),
-                );
-            attrs.push(text(format!(":in {}", quote(&path))));
+            attrs.push(text(format!(":in {}", self.file_name(item.file))));
         }
         let doc = match &item.kind {
             ItemKind::SystemInclude(s) => form(
@@ -244,13 +236,27 @@ impl SPrinter<'_> {
     }
 
     fn file_name(&self, file: FileId) -> String {
-        self.sources
+        quote(&self.path_of(file))
+    }
+
+    /// A file's path relative to the main file's directory when it lies
+    /// below it, so the text does not depend on where the sources are.
+    fn path_of(&self, file: FileId) -> String {
+        let main_dir = self
+            .sources
             .files()
-            .find(|(id, _)| *id == file)
-            .map_or_else(
-                || file.0.to_string(),
-                |(_, f)| quote(&f.path.display().to_string()),
-            )
+            .find(|(id, _)| *id == self.program.main_file)
+            .and_then(|(_, f)| f.path.parent().map(|p| p.to_path_buf()));
+        match self.sources.files().find(|(id, _)| *id == file) {
+            None => format!("file {}", file.0),
+            Some((_, f)) => {
+                let relative = main_dir
+                    .as_deref()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .and_then(|d| f.path.strip_prefix(d).ok());
+                relative.unwrap_or(&f.path).display().to_string()
+            }
+        }
     }
 
     fn struct_def(&self, id: StructId, attrs: Vec<Doc>) -> Doc {

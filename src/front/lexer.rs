@@ -14,6 +14,7 @@
 //! [`Token::Ident`].
 
 use logos::Logos;
+use std::borrow::Cow;
 use std::rc::Rc;
 
 fn text(lex: &mut logos::Lexer<'_, Token>) -> Rc<str> {
@@ -218,4 +219,100 @@ pub enum Token {
     AndAnd,
     #[token("||")]
     OrOr,
+}
+
+/// How a token is written in C (an [`Token::IncludeMark`] is shown as
+/// `<include N>`).
+pub fn spelling(tok: &Token) -> Cow<'static, str> {
+    use Token::*;
+    let s: &'static str = match tok {
+        Newline => "\n",
+        LineComment(s) | BlockComment(s) | Ident(s) | TypeName(s) | IntLit(s) | FloatLit(s)
+        | StrLit(s) | CharLit(s) => return Cow::Owned(s.to_string()),
+        IncludeMark(i) => return Cow::Owned(format!("<include {i}>")),
+        KwAuto => "auto",
+        KwBreak => "break",
+        KwCase => "case",
+        KwChar => "char",
+        KwConst => "const",
+        KwContinue => "continue",
+        KwDefault => "default",
+        KwDo => "do",
+        KwDouble => "double",
+        KwElse => "else",
+        KwEnum => "enum",
+        KwExtern => "extern",
+        KwFloat => "float",
+        KwFor => "for",
+        KwGoto => "goto",
+        KwIf => "if",
+        KwInline => "inline",
+        KwInt => "int",
+        KwLong => "long",
+        KwRegister => "register",
+        KwRestrict => "restrict",
+        KwReturn => "return",
+        KwShort => "short",
+        KwSigned => "signed",
+        KwSizeof => "sizeof",
+        KwStatic => "static",
+        KwStruct => "struct",
+        KwSwitch => "switch",
+        KwTypedef => "typedef",
+        KwUnion => "union",
+        KwUnsigned => "unsigned",
+        KwVoid => "void",
+        KwVolatile => "volatile",
+        KwWhile => "while",
+        KwBool => "_Bool",
+        Hash => "#",
+        HashHash => "##",
+        LParen => "(",
+        RParen => ")",
+        LBracket => "[",
+        RBracket => "]",
+        LBrace => "{",
+        RBrace => "}",
+        Dot => ".",
+        Arrow => "->",
+        Ellipsis => "...",
+        Comma => ",",
+        Semi => ";",
+        Colon => ":",
+        Question => "?",
+        Assign => "=",
+        PlusAssign => "+=",
+        MinusAssign => "-=",
+        StarAssign => "*=",
+        SlashAssign => "/=",
+        PercentAssign => "%=",
+        AmpAssign => "&=",
+        PipeAssign => "|=",
+        CaretAssign => "^=",
+        ShlAssign => "<<=",
+        ShrAssign => ">>=",
+        PlusPlus => "++",
+        MinusMinus => "--",
+        Plus => "+",
+        Minus => "-",
+        Star => "*",
+        Slash => "/",
+        Percent => "%",
+        Amp => "&",
+        Pipe => "|",
+        Caret => "^",
+        Tilde => "~",
+        Bang => "!",
+        Shl => "<<",
+        Shr => ">>",
+        Lt => "<",
+        Gt => ">",
+        Le => "<=",
+        Ge => ">=",
+        EqEq => "==",
+        NotEq => "!=",
+        AndAnd => "&&",
+        OrOr => "||",
+    };
+    Cow::Borrowed(s)
 }

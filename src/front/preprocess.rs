@@ -12,7 +12,7 @@
 
 use super::FrontOptions;
 use super::diag::{Diagnostic, FrontResult};
-use super::lexer::Token;
+use super::lexer::{Token, spelling};
 use super::source::{FileId, SourceMap, Span};
 use super::system;
 use logos::Logos;
@@ -403,102 +403,6 @@ fn macro_name(tok: &Token) -> Option<&str> {
             _ => None,
         },
     }
-}
-
-/// How a token is written in C (an [`Token::IncludeMark`] is shown as
-/// `<include N>`).
-pub fn spelling(tok: &Token) -> Cow<'static, str> {
-    use Token::*;
-    let s: &'static str = match tok {
-        Newline => "\n",
-        LineComment(s) | BlockComment(s) | Ident(s) | TypeName(s) | IntLit(s) | FloatLit(s)
-        | StrLit(s) | CharLit(s) => return Cow::Owned(s.to_string()),
-        IncludeMark(i) => return Cow::Owned(format!("<include {i}>")),
-        KwAuto => "auto",
-        KwBreak => "break",
-        KwCase => "case",
-        KwChar => "char",
-        KwConst => "const",
-        KwContinue => "continue",
-        KwDefault => "default",
-        KwDo => "do",
-        KwDouble => "double",
-        KwElse => "else",
-        KwEnum => "enum",
-        KwExtern => "extern",
-        KwFloat => "float",
-        KwFor => "for",
-        KwGoto => "goto",
-        KwIf => "if",
-        KwInline => "inline",
-        KwInt => "int",
-        KwLong => "long",
-        KwRegister => "register",
-        KwRestrict => "restrict",
-        KwReturn => "return",
-        KwShort => "short",
-        KwSigned => "signed",
-        KwSizeof => "sizeof",
-        KwStatic => "static",
-        KwStruct => "struct",
-        KwSwitch => "switch",
-        KwTypedef => "typedef",
-        KwUnion => "union",
-        KwUnsigned => "unsigned",
-        KwVoid => "void",
-        KwVolatile => "volatile",
-        KwWhile => "while",
-        KwBool => "_Bool",
-        Hash => "#",
-        HashHash => "##",
-        LParen => "(",
-        RParen => ")",
-        LBracket => "[",
-        RBracket => "]",
-        LBrace => "{",
-        RBrace => "}",
-        Dot => ".",
-        Arrow => "->",
-        Ellipsis => "...",
-        Comma => ",",
-        Semi => ";",
-        Colon => ":",
-        Question => "?",
-        Assign => "=",
-        PlusAssign => "+=",
-        MinusAssign => "-=",
-        StarAssign => "*=",
-        SlashAssign => "/=",
-        PercentAssign => "%=",
-        AmpAssign => "&=",
-        PipeAssign => "|=",
-        CaretAssign => "^=",
-        ShlAssign => "<<=",
-        ShrAssign => ">>=",
-        PlusPlus => "++",
-        MinusMinus => "--",
-        Plus => "+",
-        Minus => "-",
-        Star => "*",
-        Slash => "/",
-        Percent => "%",
-        Amp => "&",
-        Pipe => "|",
-        Caret => "^",
-        Tilde => "~",
-        Bang => "!",
-        Shl => "<<",
-        Shr => ">>",
-        Lt => "<",
-        Gt => ">",
-        Le => "<=",
-        Ge => ">=",
-        EqEq => "==",
-        NotEq => "!=",
-        AndAnd => "&&",
-        OrOr => "||",
-    };
-    Cow::Borrowed(s)
 }
 
 fn in_hide_set(hide: &HideSet, name: &str) -> bool {
