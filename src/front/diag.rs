@@ -2,7 +2,9 @@
 //! caret under the offending column (CONTRACT §1).
 //!
 //! Every stage of the front end reports problems as a [`Diagnostic`]; the
-//! CLI renders them with [`render`] and exits with status 1.
+//! CLI renders them with [`render`] and exits with status 1. The format is
+//! CONTRACT's, to the character, which is why it is written here rather than
+//! with a reporting crate (their layouts differ from it).
 
 use super::source::{SourceMap, Span};
 use std::fmt::Write;
