@@ -9,9 +9,9 @@
 use super::plan::{Plan, key, plan};
 use crate::front::source::{SourceMap, Span};
 use crate::il::{
-    AllocForm, AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, IntKind, ItemKind,
-    LoopHeader, Procedure, Program, QualType, RealKind, Stmt, StmtKind, Storage, StructId,
-    SwitchCase, SymId, Type, TypedefId, UnOp,
+    AllocForm, AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, ItemKind, LoopHeader,
+    Procedure, Program, QualType, RealKind, Stmt, StmtKind, Storage, StructId, SwitchCase, SymId,
+    Type, TypedefId, UnOp,
 };
 use pretty::RcDoc;
 use std::collections::HashMap;
@@ -538,26 +538,9 @@ impl<'a> CPrinter<'a> {
     fn base_name(&self, qt: &QualType) -> String {
         let konst = if qt.is_const { "const " } else { "" };
         let name = match &qt.ty {
-            Type::Void => "void".to_string(),
-            Type::Int { kind, unsigned } => {
-                let k = match kind {
-                    IntKind::Bool => "_Bool",
-                    IntKind::Char => "char",
-                    IntKind::SignedChar => "signed char",
-                    IntKind::Short => "short",
-                    IntKind::Int => "int",
-                    IntKind::Long => "long",
-                    IntKind::LongLong => "long long",
-                };
-                if *unsigned && *kind != IntKind::Bool {
-                    format!("unsigned {k}")
-                } else {
-                    k.to_string()
-                }
+            t @ (Type::Void | Type::Int { .. } | Type::Real(_)) => {
+                t.scalar_c_name().unwrap_or_default()
             }
-            Type::Real(RealKind::Float) => "float".to_string(),
-            Type::Real(RealKind::Double) => "double".to_string(),
-            Type::Real(RealKind::LongDouble) => "long double".to_string(),
             Type::Struct(s) => self.struct_name(*s),
             Type::Named(t) => self
                 .program

@@ -246,26 +246,9 @@ fn shape(program: &Program, ty: &Type, depth: usize) -> Shape {
 /// top-level `const`; the driver fills its buffers).
 fn c_type(program: &Program, ty: &Type) -> Option<String> {
     Some(match ty {
-        Type::Void => "void".to_string(),
-        Type::Int { kind, unsigned } => {
-            let base = match kind {
-                IntKind::Bool => "_Bool",
-                IntKind::Char => "char",
-                IntKind::SignedChar => "signed char",
-                IntKind::Short => "short",
-                IntKind::Int => "int",
-                IntKind::Long => "long",
-                IntKind::LongLong => "long long",
-            };
-            if *unsigned && *kind != IntKind::Bool {
-                format!("unsigned {base}")
-            } else {
-                base.to_string()
-            }
+        t @ (Type::Void | Type::Int { .. } | Type::Real(_)) => {
+            t.scalar_c_name().unwrap_or_default()
         }
-        Type::Real(RealKind::Float) => "float".to_string(),
-        Type::Real(RealKind::Double) => "double".to_string(),
-        Type::Real(RealKind::LongDouble) => "long double".to_string(),
         Type::Named(t) => program.typedefs.get(t.index())?.name.clone(),
         Type::Struct(s) => match &program.structs.get(s.index())?.tag {
             Some(tag) => format!("struct {tag}"),

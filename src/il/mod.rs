@@ -128,6 +128,36 @@ pub enum Type {
     Opaque(String),
 }
 
+impl Type {
+    /// The C spelling of a void, integer or real type (`unsigned long`,
+    /// `double`); `None` for the other types.
+    pub fn scalar_c_name(&self) -> Option<String> {
+        Some(match self {
+            Type::Void => "void".to_string(),
+            Type::Int { kind, unsigned } => {
+                let name = match kind {
+                    IntKind::Bool => "_Bool",
+                    IntKind::Char => "char",
+                    IntKind::SignedChar => "signed char",
+                    IntKind::Short => "short",
+                    IntKind::Int => "int",
+                    IntKind::Long => "long",
+                    IntKind::LongLong => "long long",
+                };
+                if *unsigned && *kind != IntKind::Bool {
+                    format!("unsigned {name}")
+                } else {
+                    name.to_string()
+                }
+            }
+            Type::Real(RealKind::Float) => "float".to_string(),
+            Type::Real(RealKind::Double) => "double".to_string(),
+            Type::Real(RealKind::LongDouble) => "long double".to_string(),
+            _ => return None,
+        })
+    }
+}
+
 /// A type with its `const` qualifier. `il/types`
 #[derive(Clone, Debug, PartialEq)]
 pub struct QualType {

@@ -511,26 +511,9 @@ impl Lowerer<'_> {
     /// A readable spelling of a type, for messages.
     pub(super) fn type_str(&self, t: &QualType) -> String {
         let base = match &t.ty {
-            Type::Void => "void".to_string(),
-            Type::Int { kind, unsigned } => {
-                let k = match kind {
-                    IntKind::Bool => "_Bool",
-                    IntKind::Char => "char",
-                    IntKind::SignedChar => "signed char",
-                    IntKind::Short => "short",
-                    IntKind::Int => "int",
-                    IntKind::Long => "long",
-                    IntKind::LongLong => "long long",
-                };
-                if *unsigned {
-                    format!("unsigned {k}")
-                } else {
-                    k.to_string()
-                }
+            t @ (Type::Void | Type::Int { .. } | Type::Real(_)) => {
+                t.scalar_c_name().unwrap_or_default()
             }
-            Type::Real(RealKind::Float) => "float".into(),
-            Type::Real(RealKind::Double) => "double".into(),
-            Type::Real(RealKind::LongDouble) => "long double".into(),
             Type::Pointer(p) => format!("{} *", self.type_str(p)),
             Type::Array { elem, len } => match len.as_ref().and_then(|l| l.value) {
                 Some(n) => format!("{}[{n}]", self.type_str(elem)),
