@@ -4,13 +4,15 @@
 //! byte-identical text. The interpreter applies C's implicit conversions
 //! from the types (`il/conversions`); agreeing bit for bit checks that.
 
+mod common;
+
 use aioli::check::domain::Domain;
 use aioli::check::driver::{compute_inputs, describe_outputs, generate_driver};
-use aioli::check::pragma::{FixtureConfig, Pragma, parse_pragma};
 use aioli::check::{InterpRunError, run_in_interpreter};
 use aioli::front::FrontOptions;
+use common::{c_files, cc, cc_flags, config, fixture_dir, front_options};
 use proptest::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const FUEL: u64 = 50_000_000;
@@ -26,62 +28,6 @@ const FUEL: u64 = 50_000_000;
 /// program in 100 differs in the last bit of an output (seeds 112, 128
 /// and 231 of `cgen::random_program` with its default configuration).
 const CC_FLAGS: [&str; 4] = ["-std=c99", "-O0", "-w", "-fno-builtin"];
-
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/front")
-}
-
-fn fixtures() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    files.sort();
-    files
-}
-
-fn config(path: &Path) -> FixtureConfig {
-    let text = std::fs::read_to_string(path).unwrap();
-    let first = text.lines().next().unwrap_or("");
-    match parse_pragma(first) {
-        Ok(Pragma::Valid(c)) => c,
-        other => panic!("{}: bad pragma: {other:?}", path.display()),
-    }
-}
-
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
-}
-
-/// The pragma's flags as front-end options, `-I` relative to `dir`.
-fn front_options(flags: &[String], dir: &Path) -> FrontOptions {
-    let mut opts = FrontOptions::default();
-    for f in flags {
-        if let Some(d) = f.strip_prefix("-I") {
-            opts.include_dirs.push(dir.join(d));
-        } else if let Some(def) = f.strip_prefix("-D") {
-            match def.split_once('=') {
-                Some((n, v)) => opts.defines.push((n.to_string(), Some(v.to_string()))),
-                None => opts.defines.push((def.to_string(), None)),
-            }
-        } else {
-            panic!("unexpected flag {f}");
-        }
-    }
-    opts
-}
-
-/// The pragma's flags for `cc`, `-I` made absolute.
-fn cc_flags(flags: &[String], dir: &Path) -> Vec<String> {
-    flags
-        .iter()
-        .map(|f| match f.strip_prefix("-I") {
-            Some(d) => format!("-I{}", dir.join(d).display()),
-            None => f.clone(),
-        })
-        .collect()
-}
 
 /// The first line where two outputs differ, with the slot's label.
 fn first_difference(labels: &[String], prefix_lines: usize, cc: &str, interp: &str) -> String {
@@ -203,9 +149,9 @@ fn compare(case: &Case) -> Result<(), String> {
 
 #[test]
 fn every_fixture_agrees_with_cc() {
-    let dir = fixture_dir();
+    let dir = fixture_dir("front");
     let work = tempfile::tempdir().unwrap();
-    let files = fixtures();
+    let files = c_files("front");
     let mut failures = Vec::new();
     for path in &files {
         let cfg = config(path);

@@ -13,32 +13,14 @@
 //! `il/expr`, `il/intrinsic`, `il/ref`, `il/decl`, `il/assign`, `il/call`,
 //! `il/alloc`, `il/if`, `il/loop`, `il/switch`, `il/jump`, `il/block`.
 
+mod common;
+
 use aioli::check::domain::Domain;
 use aioli::check::driver::{compute_inputs, generate_driver};
-use aioli::check::pragma::{FixtureConfig, Pragma, parse_pragma};
 use aioli::front::{FrontOptions, Loaded, load};
-use std::path::{Path, PathBuf};
+use common::{c_files, cc, config, fixture_dir};
+use std::path::Path;
 use std::process::Command;
-
-fn fixtures() -> (PathBuf, Vec<PathBuf>) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/front");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    files.sort();
-    (dir, files)
-}
-
-fn config(path: &Path) -> FixtureConfig {
-    let text = std::fs::read_to_string(path).unwrap();
-    match parse_pragma(text.lines().next().unwrap_or("")) {
-        Ok(Pragma::Valid(c)) => c,
-        other => panic!("{}: bad pragma: {other:?}", path.display()),
-    }
-}
 
 /// Front-end options from the pragma's flags; `-I` is relative to the
 /// fixture directory, which is searched too (the printed copy lives
@@ -74,10 +56,6 @@ fn cc_flags(o: &FrontOptions) -> Vec<String> {
         });
     }
     v
-}
-
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
 }
 
 fn load_or_describe(path: &Path, o: &FrontOptions) -> Result<Loaded, String> {
@@ -184,7 +162,7 @@ fn round_trip(path: &Path, dir: &Path, work: &Path) -> Result<(), String> {
 
 #[test]
 fn every_fixture_round_trips() {
-    let (dir, files) = fixtures();
+    let (dir, files) = (fixture_dir("front"), c_files("front"));
     assert!(files.len() >= 30, "only {} fixtures", files.len());
     let work = tempfile::tempdir().unwrap();
     let failures: Vec<String> = files
