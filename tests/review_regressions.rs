@@ -30,6 +30,14 @@ const CASES: &[(&str, &str, &str)] = &[
         "int f(int);\nint main(void) { printf(\"%d %d\\n\", f(1), f(5)); return 0; }\n",
     ),
     (
+        // `#if` arithmetic is unsigned when an operand is: `-1 < 0u` is
+        // false.
+        "if_unsigned_arithmetic",
+        "int f(void) { int r = 0;\n#if -1 < 0u\n r += 8;\n#endif\n#if -1 < 0\n r += 1;\n#endif\n\
+         #if (0xFFFFFFFFFFFFFFFF >> 63) == 1 && (-8 >> 1) == -4\n r += 2;\n#endif\n return r; }\n",
+        "int f(void);\nint main(void) { printf(\"%d\\n\", f()); return 0; }\n",
+    ),
+    (
         // `(void)n;` silences -Wunused-parameter; it must survive
         // (`il/discard`).
         "void_cast_kept",

@@ -1333,7 +1333,7 @@ impl<'a> Preprocessor<'a> {
                 format!("unexpected '{}' in #if expression", spelling(&extra.tok)),
             ));
         }
-        Ok(value != 0)
+        Ok(value.is_true())
     }
 
     /// Carries out `#include`; `args` follow the word `include`.
@@ -1543,7 +1543,34 @@ fn paste(lhs: &Tok, rhs: &Tok, span: Span) -> FrontResult<Tok> {
     })
 }
 
-/// The evaluator of `#if` expressions, over `i64` with wrapping arithmetic.
+/// A value of an `#if` expression: C evaluates them in `intmax_t` or
+/// `uintmax_t`, and an unsigned operand makes an operation unsigned
+/// (`-1 < 0u` is false).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PpNum {
+    bits: i64,
+    unsigned: bool,
+}
+
+impl PpNum {
+    fn signed(bits: i64) -> PpNum {
+        PpNum {
+            bits,
+            unsigned: false,
+        }
+    }
+
+    fn truth(b: bool) -> PpNum {
+        PpNum::signed(i64::from(b))
+    }
+
+    fn is_true(self) -> bool {
+        self.bits != 0
+    }
+}
+
+/// The evaluator of `#if` expressions, with wrapping 64-bit arithmetic,
+/// signed or unsigned as C's conversions say.
 struct Evaluator<'t> {
     toks: &'t [Tok],
     pos: usize,
@@ -1583,14 +1610,14 @@ impl Evaluator<'_> {
         }
     }
 
-    fn conditional(&mut self) -> FrontResult<i64> {
+    fn conditional(&mut self) -> FrontResult<PpNum> {
         self.nesting += 1;
         let value = self.conditional_nested();
         self.nesting -= 1;
         value
     }
 
-    fn conditional_nested(&mut self) -> FrontResult<i64> {
+    fn conditional_nested(&mut self) -> FrontResult<PpNum> {
         if self.nesting > MAX_IF_NESTING {
             return Err(Diagnostic::error(
                 self.toks.get(self.pos).map_or(self.at, |t| t.span),
@@ -1603,13 +1630,18 @@ impl Evaluator<'_> {
         }
         self.pos += 1;
         let live = self.live;
-        self.live = live && cond != 0;
+        self.live = live && cond.is_true();
         let yes = self.conditional()?;
         self.expect(Token::Colon, "expected ':'")?;
-        self.live = live && cond == 0;
+        self.live = live && !cond.is_true();
         let no = self.conditional()?;
         self.live = live;
-        Ok(if cond != 0 { yes } else { no })
+        let unsigned = yes.unsigned || no.unsigned;
+        let chosen = if cond.is_true() { yes } else { no };
+        Ok(PpNum {
+            bits: chosen.bits,
+            unsigned,
+        })
     }
 
     fn precedence(tok: &Token) -> Option<u8> {
@@ -1628,7 +1660,7 @@ impl Evaluator<'_> {
         })
     }
 
-    fn binary(&mut self, min: u8) -> FrontResult<i64> {
+    fn binary(&mut self, min: u8) -> FrontResult<PpNum> {
         let mut lhs = self.unary()?;
         while let Some(op) = self.peek().cloned() {
             let Some(prec) = Self::precedence(&op) else {
@@ -1641,50 +1673,68 @@ impl Evaluator<'_> {
             self.pos += 1;
             let live = self.live;
             match op {
-                Token::AndAnd => self.live = live && lhs != 0,
-                Token::OrOr => self.live = live && lhs == 0,
+                Token::AndAnd => self.live = live && lhs.is_true(),
+                Token::OrOr => self.live = live && !lhs.is_true(),
                 _ => {}
             }
             let rhs = self.binary(prec)?;
             self.live = live;
+            let unsigned = lhs.unsigned || rhs.unsigned;
+            let (a, b) = (lhs.bits, rhs.bits);
+            let (ua, ub) = (a as u64, b as u64);
+            let arith = |bits: i64| PpNum { bits, unsigned };
             lhs = match op {
-                Token::OrOr => i64::from(lhs != 0 || rhs != 0),
-                Token::AndAnd => i64::from(lhs != 0 && rhs != 0),
-                Token::Pipe => lhs | rhs,
-                Token::Caret => lhs ^ rhs,
-                Token::Amp => lhs & rhs,
-                Token::EqEq => i64::from(lhs == rhs),
-                Token::NotEq => i64::from(lhs != rhs),
-                Token::Lt => i64::from(lhs < rhs),
-                Token::Gt => i64::from(lhs > rhs),
-                Token::Le => i64::from(lhs <= rhs),
-                Token::Ge => i64::from(lhs >= rhs),
-                Token::Shl => lhs.wrapping_shl(rhs as u32 & 63),
-                Token::Shr => lhs.wrapping_shr(rhs as u32 & 63),
-                Token::Plus => lhs.wrapping_add(rhs),
-                Token::Minus => lhs.wrapping_sub(rhs),
-                Token::Star => lhs.wrapping_mul(rhs),
-                Token::Slash | Token::Percent if rhs == 0 => {
+                Token::OrOr => PpNum::truth(lhs.is_true() || rhs.is_true()),
+                Token::AndAnd => PpNum::truth(lhs.is_true() && rhs.is_true()),
+                Token::Pipe => arith(a | b),
+                Token::Caret => arith(a ^ b),
+                Token::Amp => arith(a & b),
+                Token::EqEq => PpNum::truth(a == b),
+                Token::NotEq => PpNum::truth(a != b),
+                Token::Lt if unsigned => PpNum::truth(ua < ub),
+                Token::Gt if unsigned => PpNum::truth(ua > ub),
+                Token::Le if unsigned => PpNum::truth(ua <= ub),
+                Token::Ge if unsigned => PpNum::truth(ua >= ub),
+                Token::Lt => PpNum::truth(a < b),
+                Token::Gt => PpNum::truth(a > b),
+                Token::Le => PpNum::truth(a <= b),
+                Token::Ge => PpNum::truth(a >= b),
+                // A shift has the type of its left operand.
+                Token::Shl => PpNum {
+                    bits: a.wrapping_shl(b as u32 & 63),
+                    unsigned: lhs.unsigned,
+                },
+                Token::Shr if lhs.unsigned => PpNum {
+                    bits: ua.wrapping_shr(b as u32 & 63) as i64,
+                    unsigned: true,
+                },
+                Token::Shr => PpNum::signed(a.wrapping_shr(b as u32 & 63)),
+                Token::Plus => arith(a.wrapping_add(b)),
+                Token::Minus => arith(a.wrapping_sub(b)),
+                Token::Star => arith(a.wrapping_mul(b)),
+                Token::Slash | Token::Percent if b == 0 => {
                     if self.live {
                         return Err(Diagnostic::error(op_span, "division by zero in #if"));
                     }
-                    0
+                    arith(0)
                 }
-                Token::Slash => lhs.wrapping_div(rhs),
-                _ => lhs.wrapping_rem(rhs),
+                Token::Slash if unsigned => arith((ua / ub) as i64),
+                Token::Slash => arith(a.wrapping_div(b)),
+                _ if unsigned => arith((ua % ub) as i64),
+                _ => arith(a.wrapping_rem(b)),
             };
         }
         Ok(lhs)
     }
 
-    fn unary(&mut self) -> FrontResult<i64> {
+    fn unary(&mut self) -> FrontResult<PpNum> {
         self.nesting += 1;
         let value = self.unary_nested();
         self.nesting -= 1;
         value
     }
 
-    fn unary_nested(&mut self) -> FrontResult<i64> {
+    fn unary_nested(&mut self) -> FrontResult<PpNum> {
         let Some(t) = self.toks.get(self.pos) else {
             return Err(self.error_here("expected a value"));
         };
@@ -1698,9 +1748,18 @@ impl Evaluator<'_> {
         self.pos += 1;
         Ok(match &t.tok {
             Token::Plus => self.unary()?,
-            Token::Minus => self.unary()?.wrapping_neg(),
-            Token::Bang => i64::from(self.unary()? == 0),
-            Token::Tilde => !self.unary()?,
+            Token::Minus => {
+                let v = self.unary()?;
+                PpNum {
+                    bits: v.bits.wrapping_neg(),
+                    ..v
+                }
+            }
+            Token::Bang => PpNum::truth(!self.unary()?.is_true()),
+            Token::Tilde => {
+                let v = self.unary()?;
+                PpNum { bits: !v.bits, ..v }
+            }
             Token::LParen => {
                 let value = self.conditional()?;
                 self.expect(Token::RParen, "expected ')'")?;
@@ -1709,14 +1768,14 @@ impl Evaluator<'_> {
             Token::IntLit(s) => parse_int(s).ok_or_else(|| {
                 Diagnostic::error(span, format!("invalid integer constant '{s}' in #if"))
             })?,
-            Token::CharLit(s) => char_value(s),
+            Token::CharLit(s) => PpNum::signed(char_value(s)),
             Token::FloatLit(_) => {
                 return Err(Diagnostic::error(
                     span,
                     "floating constant in #if expression",
                 ));
             }
-            tok if macro_name(tok).is_some() => 0,
+            tok if macro_name(tok).is_some() => PpNum::signed(0),
             _ => {
                 self.pos -= 1;
                 return Err(self.error_here("expected a value"));
@@ -1725,8 +1784,9 @@ impl Evaluator<'_> {
     }
 }
 
-/// The value of a C integer literal (suffixes ignored).
-fn parse_int(s: &str) -> Option<i64> {
+/// The value of a C integer literal in `#if`: unsigned with a `u` suffix
+/// or when it does not fit `intmax_t`.
+fn parse_int(s: &str) -> Option<PpNum> {
     let digits = s.trim_end_matches(['u', 'U', 'l', 'L']);
     let value = if let Some(hex) = digits
         .strip_prefix("0x")
@@ -1738,7 +1798,10 @@ fn parse_int(s: &str) -> Option<i64> {
     } else {
         digits.parse::<u64>().ok()?
     };
-    Some(value as i64)
+    Some(PpNum {
+        bits: value as i64,
+        unsigned: s.contains(['u', 'U']) || value > i64::MAX as u64,
+    })
 }
 
 /// The value of a character literal such as `'a'` or `'\n'`.
@@ -1772,11 +1835,26 @@ mod tests {
 
     #[test]
     fn int_literals() {
-        assert_eq!(parse_int("10"), Some(10));
-        assert_eq!(parse_int("0x1F"), Some(31));
-        assert_eq!(parse_int("010"), Some(8));
-        assert_eq!(parse_int("199901L"), Some(199901));
+        let signed = |v| Some(PpNum::signed(v));
+        assert_eq!(parse_int("10"), signed(10));
+        assert_eq!(parse_int("0x1F"), signed(31));
+        assert_eq!(parse_int("010"), signed(8));
+        assert_eq!(parse_int("199901L"), signed(199901));
         assert_eq!(parse_int("09"), None);
+        assert_eq!(
+            parse_int("0u"),
+            Some(PpNum {
+                bits: 0,
+                unsigned: true
+            })
+        );
+        assert_eq!(
+            parse_int("0xFFFFFFFFFFFFFFFF"),
+            Some(PpNum {
+                bits: -1,
+                unsigned: true
+            })
+        );
     }
 
     #[test]
