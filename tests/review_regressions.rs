@@ -156,15 +156,16 @@ fn macro_lines_before_a_local_include_are_kept() {
 }
 
 /// Spellings that carry meaning survive printing: `signed char` (plain
-/// `char` may be unsigned on another platform) and a comment at the end of
-/// the file (it stays there rather than moving into the last function).
+/// `char` may be unsigned on another platform), comments inside a `for`
+/// header (printed before the loop), and a comment at the end of the file
+/// (it stays there rather than moving into the last function).
 #[test]
 fn meaningful_spellings_survive() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.c");
     std::fs::write(
         &path,
-        "int sc(int v)\n{\n    signed char c = (signed char)v;\n    return c < 0;\n}\n\n/* end of file */\n",
+        "int sc(int v)\n{\n    signed char c = (signed char)v;\n    for (/* from zero */ int i = 0; /* to v */ i < v; i++) {\n        c++;\n    }\n    return c < 0;\n}\n\n/* end of file */\n",
     )
     .unwrap();
     let printed = print(&path);
@@ -173,4 +174,8 @@ fn meaningful_spellings_survive() {
         "{printed}"
     );
     assert!(printed.ends_with("}\n\n/* end of file */\n"), "{printed}");
+    assert!(
+        printed.contains("    /* from zero */\n    /* to v */\n    for (int i = 0; i < v; i++) {"),
+        "{printed}"
+    );
 }

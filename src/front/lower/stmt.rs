@@ -81,7 +81,21 @@ impl Lowerer<'_> {
     pub(super) fn stmt(&mut self, s: &ast::Stmt, out: &mut Vec<Stmt>) -> R<()> {
         let mut local = Vec::new();
         self.stmt_kind(s, &mut local)?;
-        self.attach_comments(&mut local, &s.comments);
+        // Comments written inside a `for` header travel with its
+        // declaration; they are printed before the loop.
+        if let ast::StmtKind::For {
+            init: ast::ForInit::Decl(d),
+            ..
+        } = &s.kind
+            && !d.comments.is_empty()
+        {
+            let mut comments = s.comments.clone();
+            comments.leading.extend(d.comments.leading.iter().cloned());
+            comments.leading.extend(d.comments.trailing.iter().cloned());
+            self.attach_comments(&mut local, &comments);
+        } else {
+            self.attach_comments(&mut local, &s.comments);
+        }
         out.append(&mut local);
         Ok(())
     }
