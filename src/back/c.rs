@@ -1172,10 +1172,8 @@ impl<'a> CPrinter<'a> {
             } => {
                 let name = self
                     .program
-                    .structs
-                    .get(strukt.index())
-                    .and_then(|s| s.fields.get(*field))
-                    .map_or_else(|| format!("__field{field}"), |f| f.name.clone());
+                    .field_name(*strukt, *field)
+                    .map_or_else(|| format!("__field{field}"), str::to_string);
                 match &base.kind {
                     ExprKind::Deref(p) if !base.parens => (
                         self.expr(p, prec::POSTFIX, ctx)

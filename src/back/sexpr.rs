@@ -665,10 +665,8 @@ impl SPrinter<'_> {
             } => {
                 let name = self
                     .program
-                    .structs
-                    .get(strukt.index())
-                    .and_then(|s| s.fields.get(*field))
-                    .map_or_else(|| format!("?{field}"), |f| f.name.clone());
+                    .field_name(*strukt, *field)
+                    .map_or_else(|| format!("?{field}"), str::to_string);
                 form("field", vec![self.expr(base), text(name)])
             }
             ExprKind::Deref(a) => form("deref", vec![self.expr(a)]),

@@ -866,6 +866,14 @@ impl Program {
         &self.typedefs[id.index()]
     }
 
+    /// The name of field `field` of a struct, if both exist.
+    pub fn field_name(&self, strukt: StructId, field: usize) -> Option<&str> {
+        self.structs
+            .get(strukt.index())
+            .and_then(|s| s.fields.get(field))
+            .map(|f| f.name.as_str())
+    }
+
     pub fn proc_by_name(&self, name: &str) -> Option<ProcId> {
         self.procs
             .iter()

@@ -243,20 +243,9 @@ impl Lowerer<'_> {
                 // `il/split`: the value of `x++` is the old `x`, kept in a
                 // temporary because the increment must happen first.
                 let ty = QualType::new(target.ty.ty.clone());
-                let tmp = self.new_temp(ty.clone(), span)?;
-                fx.pre.push(stmt(
-                    StmtKind::Decl {
-                        base: ty.clone(),
-                        storage: Storage::Auto,
-                        vars: vec![Declarator {
-                            sym: tmp,
-                            init: Some(crate::il::Init::Expr(target)),
-                        }],
-                    },
-                    span,
-                ));
+                let old = self.declare_temp(ty, Some(target), span, fx)?;
                 fx.pre.push(s);
-                Ok(Expr::new(ExprKind::Var(tmp), ty, span))
+                Ok(old)
             }
             ast::ExprKind::Unary(op, x) => self.unary(*op, x, span, fx),
             ast::ExprKind::SizeofExpr(x) => {
@@ -981,20 +970,7 @@ impl Lowerer<'_> {
                         format!("the void result of '{name}' is used as a value"),
                     );
                 }
-                let ty = QualType::new(ret.ty);
-                let tmp = self.new_temp(ty.clone(), span)?;
-                fx.pre.push(stmt(
-                    StmtKind::Decl {
-                        base: ty.clone(),
-                        storage: Storage::Auto,
-                        vars: vec![Declarator {
-                            sym: tmp,
-                            init: None,
-                        }],
-                    },
-                    span,
-                ));
-                let var = Expr::new(ExprKind::Var(tmp), ty, span);
+                let var = self.declare_temp(QualType::new(ret.ty), None, span, fx)?;
                 let StmtKind::Call { callee, args, .. } = call else {
                     return err(span, "internal error: expected a call");
                 };
@@ -1034,20 +1010,7 @@ impl Lowerer<'_> {
         span: Span,
         fx: &mut Effects,
     ) -> R<Expr> {
-        let ty = QualType::new(ty.ty);
-        let tmp = self.new_temp(ty.clone(), span)?;
-        fx.pre.push(stmt(
-            StmtKind::Decl {
-                base: ty.clone(),
-                storage: Storage::Auto,
-                vars: vec![Declarator {
-                    sym: tmp,
-                    init: None,
-                }],
-            },
-            span,
-        ));
-        let var = Expr::new(ExprKind::Var(tmp), ty.clone(), span);
+        let var = self.declare_temp(QualType::new(ty.ty), None, span, fx)?;
         let branch = |(mut stmts, value): (Vec<Stmt>, Expr), me: &mut Self| {
             stmts.push(stmt(
                 StmtKind::Assign {
@@ -1076,6 +1039,30 @@ impl Lowerer<'_> {
             span,
         ));
         Ok(var)
+    }
+
+    /// Declares a fresh temporary (`il/split`) in `fx.pre`, initialised or
+    /// not, and returns a reference to it.
+    fn declare_temp(
+        &mut self,
+        ty: QualType,
+        init: Option<Expr>,
+        span: Span,
+        fx: &mut Effects,
+    ) -> R<Expr> {
+        let tmp = self.new_temp(ty.clone(), span)?;
+        fx.pre.push(stmt(
+            StmtKind::Decl {
+                base: ty.clone(),
+                storage: Storage::Auto,
+                vars: vec![Declarator {
+                    sym: tmp,
+                    init: init.map(crate::il::Init::Expr),
+                }],
+            },
+            span,
+        ));
+        Ok(Expr::new(ExprKind::Var(tmp), ty, span))
     }
 
     /// A fresh temporary in the innermost block's scope.
