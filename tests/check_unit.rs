@@ -15,7 +15,7 @@ use aioli::check::domain::Domain;
 use aioli::check::driver::{compute_inputs, describe_outputs, generate_driver};
 use aioli::check::pragma::{Pragma, parse_pragma};
 use aioli::front::FrontOptions;
-use common::{c_files, cc, cc_flags, config, first_line, fixture_dir, front_options};
+use common::{c_files, cc, cc_flags, compile, config, first_line, fixture_dir, front_options};
 use std::path::Path;
 use std::process::Command;
 
@@ -119,20 +119,11 @@ fn run_fixture_driver(path: &Path, work: &Path) -> Result<(), String> {
     let source = work.join(format!("{stem}_driver.c"));
     let exe = work.join(&stem);
     std::fs::write(&source, &text).unwrap();
-    let build = Command::new(cc())
-        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-o"])
-        .arg(&exe)
-        .args(cc_flags(&cfg.flags, &dir))
-        .arg(&source)
-        .arg("-lm")
-        .output()
-        .unwrap();
-    if !build.status.success() {
-        return Err(format!(
-            "driver does not compile:\n{}",
-            String::from_utf8_lossy(&build.stderr)
-        ));
-    }
+    let mut flags: Vec<String> = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
+        .map(String::from)
+        .to_vec();
+    flags.extend(cc_flags(&cfg.flags, &dir));
+    compile(&flags, &[&source], &exe).map_err(|e| format!("driver does not compile:\n{e}"))?;
     let run = Command::new(&exe).output().unwrap();
     if !run.status.success() {
         return Err(format!("driver exits with {}", run.status));

@@ -10,7 +10,7 @@ use aioli::check::domain::Domain;
 use aioli::check::driver::{compute_inputs, describe_outputs, generate_driver};
 use aioli::check::{InterpRunError, run_in_interpreter};
 use aioli::front::FrontOptions;
-use common::{c_files, cc, cc_flags, config, fixture_dir, front_options};
+use common::{c_files, cc_flags, compile, config, fixture_dir, front_options};
 use proptest::prelude::*;
 use std::path::Path;
 use std::process::Command;
@@ -91,21 +91,9 @@ fn compare(case: &Case) -> Result<(), String> {
     let source = work.join(format!("{stem}_driver.c"));
     let exe = work.join(stem);
     std::fs::write(&source, &text).unwrap();
-    let build = Command::new(cc())
-        .args(CC_FLAGS)
-        .args(cc_extra)
-        .arg(&source)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lm")
-        .output()
-        .unwrap();
-    if !build.status.success() {
-        return Err(format!(
-            "driver does not compile:\n{}",
-            String::from_utf8_lossy(&build.stderr)
-        ));
-    }
+    let mut flags: Vec<String> = CC_FLAGS.map(String::from).to_vec();
+    flags.extend_from_slice(cc_extra);
+    compile(&flags, &[&source], &exe).map_err(|e| format!("driver does not compile:\n{e}"))?;
     let run = Command::new(&exe).output().unwrap();
     let cc_out = String::from_utf8_lossy(&run.stdout).into_owned();
     let slots = describe_outputs(program, &inputs);

@@ -8,29 +8,18 @@
 //! The interpreter-versus-cc agreement on random programs is in
 //! `tests/interp_vs_cc.rs`.
 
+mod common;
+
 use aioli::cgen::{GenConfig, random_program};
 use aioli::front::{FrontOptions, load};
+use common::compile;
 use proptest::prelude::*;
 use std::path::Path;
 use std::process::Command;
 
-fn cc() -> String {
-    std::env::var("CC").unwrap_or_else(|_| "cc".to_string())
-}
-
 fn run(dir: &Path, program: &Path, main: &Path, name: &str) -> Result<String, String> {
     let exe = dir.join(name);
-    let build = Command::new(cc())
-        .args(["-std=c99", "-O0", "-w", "-o"])
-        .arg(&exe)
-        .arg(program)
-        .arg(main)
-        .arg("-lm")
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !build.status.success() {
-        return Err(String::from_utf8_lossy(&build.stderr).into_owned());
-    }
+    compile(&["-std=c99", "-O0", "-w"], &[program, main], &exe)?;
     let out = Command::new(&exe).output().map_err(|e| e.to_string())?;
     if !out.status.success() {
         return Err(format!("{name} exits with {}", out.status));
@@ -57,21 +46,15 @@ fn round_trip(seed: u64) -> Result<(), String> {
     let printed_path = dir.path().join("printed.c");
     std::fs::write(&printed_path, &printed).unwrap();
     let clean = |path: &Path| {
-        Command::new(cc())
-            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-c", "-o"])
-            .arg(dir.path().join("check.o"))
-            .arg(path)
-            .output()
-            .unwrap()
+        let strict = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-c"];
+        compile(&strict, &[path], &dir.path().join("check.o"))
     };
     // The generator rarely writes something gcc warns about (a
     // self-comparison, say); the output must be as clean as the input.
-    let warnings = clean(&printed_path);
-    if !warnings.status.success() && clean(&original).status.success() {
-        return Err(format!(
-            "printed C has warnings:\n{}",
-            String::from_utf8_lossy(&warnings.stderr)
-        ));
+    if let Err(warnings) = clean(&printed_path)
+        && clean(&original).is_ok()
+    {
+        return Err(format!("printed C has warnings:\n{warnings}"));
     }
     if print(&printed_path)? != printed {
         return Err("printing is not idempotent".into());

@@ -4,7 +4,10 @@
 //! -Wextra -Werror` (when the original does), re-print identically, and
 //! compute the same numbers as the original.
 
+mod common;
+
 use aioli::front::{FrontOptions, load};
+use common::compile;
 use std::path::Path;
 use std::process::Command;
 
@@ -46,22 +49,6 @@ const CASES: &[(&str, &str, &str)] = &[
     ),
 ];
 
-fn cc(args: &[&str], files: &[&Path], out: &Path) -> Result<(), String> {
-    let o = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(args)
-        .arg("-o")
-        .arg(out)
-        .args(files)
-        .arg("-lm")
-        .output()
-        .map_err(|e| e.to_string())?;
-    if o.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&o.stderr).into_owned())
-    }
-}
-
 fn print(path: &Path) -> String {
     match load(path, &FrontOptions::default()) {
         Ok(l) => aioli::back::print_c(&l.program, &l.sources),
@@ -87,14 +74,14 @@ fn reviewed_programs_round_trip() {
             "-Werror",
             "-c",
         ];
-        cc(&strict, &[&printed], &dir.path().join("p.o"))
+        compile(&strict, &[&printed], &dir.path().join("p.o"))
             .unwrap_or_else(|e| panic!("{name}: printed C rejected:\n{e}\n{printed_text}"));
         let driver = dir.path().join("main.c");
         std::fs::write(&driver, format!("#include <stdio.h>\n{main}")).unwrap();
         let mut outputs = Vec::new();
         for (tag, file) in [("orig", &original), ("printed", &printed)] {
             let exe = dir.path().join(tag);
-            cc(&["-std=c99", "-w"], &[file, &driver], &exe).unwrap();
+            compile(&["-std=c99", "-w"], &[file, &driver], &exe).unwrap();
             let run = Command::new(&exe).output().unwrap();
             outputs.push(String::from_utf8_lossy(&run.stdout).into_owned());
         }
@@ -148,7 +135,7 @@ fn macro_lines_before_a_local_include_are_kept() {
     let mut outputs = Vec::new();
     for (tag, file) in [("orig", &original), ("printed", &printed)] {
         let exe = dir.path().join(tag);
-        cc(&["-std=c99", "-w", &include], &[file, &driver], &exe).unwrap();
+        compile(&["-std=c99", "-w", &include], &[file, &driver], &exe).unwrap();
         let run = Command::new(&exe).output().unwrap();
         outputs.push(String::from_utf8_lossy(&run.stdout).into_owned());
     }

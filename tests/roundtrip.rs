@@ -18,7 +18,7 @@ mod common;
 use aioli::check::domain::Domain;
 use aioli::check::driver::{compute_inputs, generate_driver};
 use aioli::front::{FrontOptions, Loaded, load};
-use common::{c_files, cc, config, fixture_dir};
+use common::{c_files, compile, config, fixture_dir};
 use std::path::Path;
 use std::process::Command;
 
@@ -64,20 +64,9 @@ fn load_or_describe(path: &Path, o: &FrontOptions) -> Result<Loaded, String> {
 
 /// Compiles `driver` (which includes the program) and returns its stdout.
 fn build_and_run(driver: &Path, exe: &Path, flags: &[String]) -> Result<String, String> {
-    let build = Command::new(cc())
-        .args(["-std=c99", "-O0", "-w", "-o"])
-        .arg(exe)
-        .args(flags)
-        .arg(driver)
-        .arg("-lm")
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !build.status.success() {
-        return Err(format!(
-            "does not build:\n{}",
-            String::from_utf8_lossy(&build.stderr)
-        ));
-    }
+    let mut all = vec!["-std=c99".to_string(), "-O0".into(), "-w".into()];
+    all.extend_from_slice(flags);
+    compile(&all, &[driver], exe).map_err(|e| format!("does not build:\n{e}"))?;
     let run = Command::new(exe).output().map_err(|e| e.to_string())?;
     if !run.status.success() {
         return Err(format!("exits with {}", run.status));
@@ -100,19 +89,12 @@ fn round_trip(path: &Path, dir: &Path, work: &Path) -> Result<(), String> {
     std::fs::write(&printed_path, &printed).unwrap();
 
     // The output compiles without a single warning.
-    let compile = Command::new(cc())
-        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-c", "-o"])
-        .arg(work.join(format!("{stem}.o")))
-        .args(&flags)
-        .arg(&printed_path)
-        .output()
-        .unwrap();
-    if !compile.status.success() {
-        return Err(format!(
-            "printed C does not compile cleanly:\n{}",
-            String::from_utf8_lossy(&compile.stderr)
-        ));
-    }
+    let mut strict: Vec<String> = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-c"]
+        .map(String::from)
+        .to_vec();
+    strict.extend_from_slice(&flags);
+    compile(&strict, &[&printed_path], &work.join(format!("{stem}.o")))
+        .map_err(|e| format!("printed C does not compile cleanly:\n{e}"))?;
 
     // Printing is idempotent.
     let reloaded = load_or_describe(&printed_path, &opts)

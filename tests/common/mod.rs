@@ -78,3 +78,23 @@ pub fn cc_flags(flags: &[String], dir: &Path) -> Vec<String> {
         })
         .collect()
 }
+
+/// Runs the C compiler: `flags`, `-o out`, the sources, then `-lm` when it
+/// links (not with `-c`). On failure, its messages.
+pub fn compile<S: AsRef<std::ffi::OsStr>>(
+    flags: &[S],
+    sources: &[&Path],
+    out: &Path,
+) -> Result<(), String> {
+    let mut command = std::process::Command::new(cc());
+    command.args(flags).arg("-o").arg(out).args(sources);
+    if !flags.iter().any(|f| f.as_ref() == "-c") {
+        command.arg("-lm");
+    }
+    let result = command.output().map_err(|e| e.to_string())?;
+    if result.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&result.stderr).into_owned())
+    }
+}
