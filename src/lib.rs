@@ -3,6 +3,7 @@
 //! The pipeline is front (C → IL), analyses, transformation by rules,
 //! simplification, back (IL → C). See `ARCHITECTURE.md` for the code map.
 
+pub mod analysis;
 pub mod back;
 pub mod check;
 pub mod front;

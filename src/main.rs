@@ -1,6 +1,7 @@
 //! The `aioli` command line (CONTRACT §1). Argument parsing only: every
 //! subcommand calls into the library.
 
+use aioli::analysis;
 use aioli::front::{self, FrontOptions, diag};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -140,7 +141,12 @@ fn main() -> ExitCode {
         Command::Tangent { file, pp, .. } => not_yet("tangent", &file, &pp),
         Command::Adjoint { file, pp, .. } => not_yet("adjoint", &file, &pp),
         Command::Check { file, pp, .. } => not_yet("check", &file, &pp),
-        Command::Analyze { file, pp, .. } => not_yet("analyze", &file, &pp),
+        Command::Analyze {
+            file,
+            head,
+            json,
+            pp,
+        } => analyze(&file, &head, json, &pp),
         Command::Runtime { .. } => {
             eprintln!(
                 "aioli: error: 'runtime' is not implemented yet (the adjoint mode is not built)"
@@ -164,6 +170,33 @@ fn load(file: &Path, options: &FrontOptions) -> Option<front::Loaded> {
             None
         }
     }
+}
+
+/// `aioli analyze`: the data-flow results per statement (CONTRACT §7).
+fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> ExitCode {
+    let Some(loaded) = load(file, &pp.options()) else {
+        return ExitCode::from(1);
+    };
+    let mut parsed = Vec::new();
+    for h in heads {
+        match analysis::parse_head(&loaded.program, h) {
+            Ok(h) => parsed.push(h),
+            Err(msg) => {
+                eprintln!("{}: error: {msg}", file.display());
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let result = analysis::analyze(&loaded.program, &parsed);
+    for w in &result.warnings {
+        eprint!("{}", diag::render(&loaded.sources, w));
+    }
+    if json {
+        print!("{}", result.report_json(&loaded.sources));
+    } else {
+        print!("{}", result.report_text(&loaded.sources));
+    }
+    ExitCode::SUCCESS
 }
 
 /// A subcommand of the contract whose machinery is not built yet: the input

@@ -1,0 +1,119 @@
+//! The `--head 'f(DEPS)/(INDEPS)'` argument (CONTRACT §1): the head
+//! procedure, its dependent outputs and independent inputs.
+
+use crate::il::{ProcId, Program, SymId, Type};
+
+/// An input or output of a head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HeadVar {
+    /// A formal parameter (by value: its value; a pointer: what it points
+    /// to).
+    Param(SymId),
+    Global(SymId),
+    /// The function's return value.
+    Result,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Head {
+    pub proc: ProcId,
+    pub dependents: Vec<HeadVar>,
+    pub independents: Vec<HeadVar>,
+}
+
+/// Parses a head against the program. Errors are messages for the user.
+pub fn parse_head(program: &Program, text: &str) -> Result<Head, String> {
+    let text = text.trim();
+    let (name, rest) = match text.find('(') {
+        Some(i) => (text[..i].trim(), Some(&text[i..])),
+        None => (text, None),
+    };
+    let proc = program
+        .proc_by_name(name)
+        .filter(|p| program.proc(*p).body.is_some())
+        .ok_or_else(|| format!("head '{text}': no function '{name}' is defined in this file"))?;
+    let p = program.proc(proc);
+    let lookup = |n: &str| -> Result<HeadVar, String> {
+        if n == p.name {
+            if matches!(program.resolve(&p.ret.ty), Type::Void) {
+                return Err(format!(
+                    "head '{text}': '{n}' returns void, so it has no result to differentiate"
+                ));
+            }
+            return Ok(HeadVar::Result);
+        }
+        if let Some(&s) = p.params.iter().find(|s| program.sym(**s).name == n) {
+            return Ok(HeadVar::Param(s));
+        }
+        if let Some(s) = program.global_by_name(n) {
+            return Ok(HeadVar::Global(s));
+        }
+        Err(format!(
+            "head '{text}': '{n}' is neither a parameter of '{}', nor a global variable, nor '{}' itself",
+            p.name, p.name
+        ))
+    };
+    let Some(rest) = rest else {
+        // `--head f`: every real-typed output and input.
+        let mut deps = Vec::new();
+        let mut indeps = Vec::new();
+        for &s in &p.params {
+            let ty = &program.sym(s).ty.ty;
+            if !program.contains_real(ty) {
+                continue;
+            }
+            indeps.push(HeadVar::Param(s));
+            let writable = match program.resolve(ty) {
+                Type::Pointer(t) => !t.is_const,
+                Type::Array { elem, .. } => !elem.is_const,
+                _ => false,
+            };
+            if writable {
+                deps.push(HeadVar::Param(s));
+            }
+        }
+        if program.is_real(&p.ret.ty) || program.contains_real(&p.ret.ty) {
+            deps.push(HeadVar::Result);
+        }
+        return Ok(Head {
+            proc,
+            dependents: deps,
+            independents: indeps,
+        });
+    };
+    let groups = parse_groups(rest)
+        .ok_or_else(|| format!("head '{text}': expected the form 'f(outputs)/(inputs)'"))?;
+    let mut lists = Vec::new();
+    for g in groups {
+        let mut v = Vec::new();
+        for n in g.split(|c: char| c.is_whitespace() || c == ',') {
+            if n.is_empty() {
+                continue;
+            }
+            let hv = lookup(n)?;
+            if !v.contains(&hv) {
+                v.push(hv);
+            }
+        }
+        lists.push(v);
+    }
+    let independents = lists.pop().unwrap_or_default();
+    let dependents = lists.pop().unwrap_or_default();
+    Ok(Head {
+        proc,
+        dependents,
+        independents,
+    })
+}
+
+/// `(a b)/(c)` → `["a b", "c"]`.
+fn parse_groups(s: &str) -> Option<Vec<&str>> {
+    let s = s.trim();
+    let (first, rest) = s.strip_prefix('(')?.split_once(')')?;
+    let rest = rest.trim().strip_prefix('/')?.trim();
+    let second = rest.strip_prefix('(')?.strip_suffix(')')?;
+    if second.contains('(') || second.contains(')') || first.contains('(') {
+        return None;
+    }
+    Some(vec![first, second])
+}

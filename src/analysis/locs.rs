@@ -1,0 +1,503 @@
+//! The memory the analyses reason about: objects and their zones
+//! (`spec/analyses/locations.md`).
+//!
+//! An object is a variable, an allocation site, the target of an interface
+//! pointer (what it pointed to when the procedure was entered), or a
+//! function's result. An object has one zone per leaf field of its type; an
+//! array (of scalars or of structs) does not multiply zones: its element
+//! zones are atoms. Zones and objects are numbered densely for the
+//! analyses' bitsets and Datalog relations.
+//!
+//! Invariants: an object's zones are contiguous and listed in field order;
+//! a zone's `path` is the field path from its object's type down; a place
+//! `(object, path)` designates the zones whose path starts with `path`.
+
+use crate::il::{ProcId, Program, QualType, StmtId, StmtKind, SymId, SymKind, Storage, Type};
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// Index of a zone.
+pub type Zone = u32;
+/// Index of an object.
+pub type Obj = u32;
+/// Index of an interned place (an object and a field path). Place 0 is NULL.
+pub type Place = u32;
+pub const NULL_PLACE: Place = 0;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ObjKind {
+    /// `loc/atom`, `loc/field`: a variable of the program.
+    Var(SymId),
+    /// `loc/heap`: the memory one allocation statement returns.
+    Heap { proc: ProcId, stmt: StmtId },
+    /// `loc/target`: what interface pointer zone `pointer` pointed to when
+    /// `proc` was entered (`None`: a global pointer, shared by all).
+    Target { proc: Option<ProcId>, pointer: Zone },
+    /// `loc/result`: the value a function returns.
+    Result(ProcId),
+}
+
+#[derive(Clone, Debug)]
+pub struct Object {
+    pub kind: ObjKind,
+    pub zones: Range<u32>,
+    /// The procedure the object belongs to; `None` for memory every
+    /// procedure may reach (globals, static locals, heap, global targets).
+    pub owner: Option<ProcId>,
+    pub name: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct ZoneInfo {
+    pub obj: Obj,
+    pub path: Vec<usize>,
+    pub ty: QualType,
+    pub name: String,
+    /// A real scalar (or array of reals): can carry a derivative.
+    pub real: bool,
+    /// Holds several values (an array, heap memory, a target): a write never
+    /// certainly overwrites it all (`loc/atom`).
+    pub atom: bool,
+    /// The zone holds a pointer (or an array of pointers).
+    pub pointer: bool,
+}
+
+/// All objects and zones of a program, and the interned places.
+#[derive(Clone, Debug, Default)]
+pub struct Locs {
+    pub objects: Vec<Object>,
+    pub zones: Vec<ZoneInfo>,
+    by_sym: HashMap<SymId, Obj>,
+    by_heap: HashMap<(ProcId, StmtId), Obj>,
+    by_result: HashMap<ProcId, Obj>,
+    /// Target objects of each interface pointer zone, per procedure.
+    by_target: HashMap<(Option<ProcId>, Zone), Obj>,
+    places: Vec<(Obj, Vec<usize>)>,
+    place_ids: HashMap<(Obj, Vec<usize>), Place>,
+    /// While adding the targets of a deref-only pointer parameter.
+    scalar_target: bool,
+    scalar_target_now: bool,
+}
+
+/// How deep targets of targets go (`double ***p` is rare in scientific C).
+const TARGET_DEPTH: usize = 3;
+
+impl Locs {
+    pub fn of(program: &Program) -> Locs {
+        let mut l = Locs {
+            places: vec![(u32::MAX, Vec::new())],
+            ..Locs::default()
+        };
+        let param_scopes: HashMap<crate::il::ScopeId, ProcId> = program
+            .procs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.scope, ProcId(i as u32)))
+            .collect();
+        for (i, sym) in program.symbols.iter().enumerate() {
+            let id = SymId(i as u32);
+            let owner = if sym.kind == SymKind::Global || sym.storage == Storage::Static {
+                None // loc/static-local
+            } else {
+                owner_of_scope(program, &param_scopes, sym.scope)
+            };
+            let o = l.add_object(program, ObjKind::Var(id), &sym.ty, owner, sym.name.clone());
+            l.by_sym.insert(id, o);
+        }
+        for (pid, p) in program.defined_procs() {
+            if let Some(body) = &p.body {
+                crate::il::visit_stmts(&body.stmts, &mut |s| {
+                    if let StmtKind::Alloc { elem, .. } = &s.kind {
+                        let o = l.add_object(
+                            program,
+                            ObjKind::Heap {
+                                proc: pid,
+                                stmt: s.id,
+                            },
+                            elem,
+                            None,
+                            format!("alloc@{}", s.span.lo),
+                        );
+                        l.by_heap.insert((pid, s.id), o);
+                    }
+                });
+            }
+            if !matches!(program.resolve(&p.ret.ty), Type::Void) {
+                let o =
+                    l.add_object(program, ObjKind::Result(pid), &p.ret, Some(pid), p.name.clone());
+                l.by_result.insert(pid, o);
+            }
+            // loc/target: the pointers a procedure receives. A pointer
+            // parameter only ever dereferenced as `*p` / `p->f` (never
+            // indexed, moved, copied or passed on) designates one object,
+            // so its target is not an atom.
+            let single = deref_only_params(program, p);
+            for &param in &p.params {
+                let o = l.by_sym[&param];
+                l.scalar_target = single.contains(&param);
+                l.add_targets(program, Some(pid), o, 0);
+                l.scalar_target = false;
+            }
+        }
+        let globals: Vec<Obj> = (0..l.objects.len() as u32)
+            .filter(|&o| l.objects[o as usize].owner.is_none())
+            .filter(|&o| matches!(l.objects[o as usize].kind, ObjKind::Var(_)))
+            .collect();
+        for o in globals {
+            l.add_targets(program, None, o, 0);
+        }
+        l
+    }
+
+    fn add_targets(&mut self, program: &Program, proc: Option<ProcId>, obj: Obj, depth: usize) {
+        if depth >= TARGET_DEPTH {
+            return;
+        }
+        for z in self.objects[obj as usize].zones.clone() {
+            let info = &self.zones[z as usize];
+            if !info.pointer {
+                continue;
+            }
+            let Some(pointee) = pointee(program, &info.ty.ty) else {
+                continue;
+            };
+            let name = info.name.clone();
+            let owner = proc;
+            // Only the parameter's own target (depth 0) can be a scalar.
+            let scalar = self.scalar_target && depth == 0 && info.path.is_empty();
+            self.scalar_target_now = scalar;
+            let t = self.add_object(
+                program,
+                ObjKind::Target { proc, pointer: z },
+                &pointee,
+                owner,
+                name,
+            );
+            self.scalar_target_now = false;
+            self.by_target.insert((proc, z), t);
+            self.add_targets(program, proc, t, depth + 1);
+        }
+    }
+
+    fn add_object(
+        &mut self,
+        program: &Program,
+        kind: ObjKind,
+        ty: &QualType,
+        owner: Option<ProcId>,
+        name: String,
+    ) -> Obj {
+        let id = self.objects.len() as Obj;
+        let start = self.zones.len() as u32;
+        let forced_atom = match kind {
+            ObjKind::Var(_) | ObjKind::Result(_) => false,
+            ObjKind::Target { .. } => !self.scalar_target_now,
+            ObjKind::Heap { .. } => true,
+        };
+        self.add_leaves(program, id, ty, &mut Vec::new(), name.clone(), false, forced_atom, 0);
+        self.objects.push(Object {
+            kind,
+            zones: start..self.zones.len() as u32,
+            owner,
+            name,
+        });
+        let place = (id, Vec::new());
+        self.intern(place);
+        id
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_leaves(
+        &mut self,
+        program: &Program,
+        obj: Obj,
+        ty: &QualType,
+        path: &mut Vec<usize>,
+        name: String,
+        in_array: bool,
+        forced_atom: bool,
+        depth: usize,
+    ) {
+        let mut leaf = program.resolve(&ty.ty);
+        let mut array = in_array;
+        while let Type::Array { elem, .. } = leaf {
+            array = true;
+            match program.resolve(&elem.ty) {
+                t @ (Type::Struct(_) | Type::Array { .. }) => leaf = t,
+                _ => break,
+            }
+        }
+        match leaf {
+            Type::Void | Type::Opaque(_) => {}
+            Type::Struct(s) if depth < 16 => {
+                for (i, f) in program.strukt(*s).fields.iter().enumerate() {
+                    path.push(i);
+                    self.add_leaves(
+                        program,
+                        obj,
+                        &f.ty,
+                        path,
+                        format!("{name}.{}", f.name),
+                        array,
+                        forced_atom,
+                        depth + 1,
+                    );
+                    path.pop();
+                }
+            }
+            _ => {
+                let scalar = scalar_of(program, &ty.ty);
+                self.zones.push(ZoneInfo {
+                    obj,
+                    path: path.clone(),
+                    ty: ty.clone(),
+                    name,
+                    real: program.is_real(scalar),
+                    atom: array || forced_atom,
+                    pointer: matches!(program.resolve(scalar), Type::Pointer(_)),
+                });
+            }
+        }
+    }
+
+    pub fn intern(&mut self, place: (Obj, Vec<usize>)) -> Place {
+        if let Some(&p) = self.place_ids.get(&place) {
+            return p;
+        }
+        let id = self.places.len() as Place;
+        self.places.push(place.clone());
+        self.place_ids.insert(place, id);
+        id
+    }
+
+    pub fn place(&self, p: Place) -> Option<(Obj, &[usize])> {
+        if p == NULL_PLACE {
+            return None;
+        }
+        let (o, path) = &self.places[p as usize];
+        Some((*o, path))
+    }
+
+    pub fn place_count(&self) -> usize {
+        self.places.len()
+    }
+
+    /// The place `p` narrowed by a field path (`ptr/resolve`).
+    pub fn extend(&mut self, p: Place, path: &[usize]) -> Place {
+        if p == NULL_PLACE || path.is_empty() {
+            return p;
+        }
+        let (o, base) = self.places[p as usize].clone();
+        let mut full = base;
+        full.extend_from_slice(path);
+        // Beyond the object's fields (a cast between struct types), the
+        // whole object stands for the place.
+        if !self.object_zones(o).any(|z| self.zones[z as usize].path.starts_with(&full)) {
+            return self.intern((o, Vec::new()));
+        }
+        self.intern((o, full))
+    }
+
+    /// The zones a place designates.
+    pub fn place_zones(&self, p: Place) -> Vec<Zone> {
+        let Some((o, path)) = self.place(p) else {
+            return Vec::new();
+        };
+        let matching: Vec<Zone> = self
+            .object_zones(o)
+            .filter(|&z| self.zones[z as usize].path.starts_with(path))
+            .collect();
+        if matching.is_empty() {
+            self.object_zones(o).collect()
+        } else {
+            matching
+        }
+    }
+
+    pub fn object_zones(&self, o: Obj) -> impl Iterator<Item = Zone> + '_ {
+        self.objects[o as usize].zones.clone()
+    }
+
+    pub fn of_sym(&self, s: SymId) -> Obj {
+        self.by_sym[&s]
+    }
+
+    pub fn of_heap(&self, proc: ProcId, stmt: StmtId) -> Option<Obj> {
+        self.by_heap.get(&(proc, stmt)).copied()
+    }
+
+    pub fn of_result(&self, proc: ProcId) -> Option<Obj> {
+        self.by_result.get(&proc).copied()
+    }
+
+    /// The target object of interface pointer zone `z` in `proc`, or of a
+    /// global pointer.
+    pub fn target(&self, proc: ProcId, z: Zone) -> Option<Obj> {
+        self.by_target
+            .get(&(Some(proc), z))
+            .or_else(|| self.by_target.get(&(None, z)))
+            .copied()
+    }
+
+    pub fn zone(&self, z: Zone) -> &ZoneInfo {
+        &self.zones[z as usize]
+    }
+
+    pub fn object(&self, o: Obj) -> &Object {
+        &self.objects[o as usize]
+    }
+
+    pub fn zone_count(&self) -> usize {
+        self.zones.len()
+    }
+
+    /// Is the zone memory every procedure may reach (global, static, heap,
+    /// global target)?
+    pub fn is_global(&self, z: Zone) -> bool {
+        self.objects[self.zones[z as usize].obj as usize].owner.is_none()
+    }
+
+    /// Is the zone part of `proc`'s interface: what a caller can see of its
+    /// effects (globals, heap, its targets, its result)?
+    pub fn is_interface(&self, proc: ProcId, z: Zone) -> bool {
+        let o = &self.objects[self.zones[z as usize].obj as usize];
+        match o.kind {
+            ObjKind::Target { proc: Some(p), .. } | ObjKind::Result(p) => p == proc,
+            _ => o.owner.is_none(),
+        }
+    }
+
+    /// The pointer zones whose targets a procedure receives, with the
+    /// target (`ptr/entry`).
+    pub fn entry_pointers(&self, proc: ProcId) -> Vec<(Zone, Obj)> {
+        let mut v: Vec<(Zone, Obj)> = self
+            .by_target
+            .iter()
+            .filter(|((p, _), _)| p.is_none() || *p == Some(proc))
+            .map(|((_, z), o)| (*z, *o))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+/// The scalar type at the bottom of arrays.
+fn scalar_of<'a>(program: &'a Program, ty: &'a Type) -> &'a Type {
+    let mut t = program.resolve(ty);
+    while let Type::Array { elem, .. } = t {
+        t = program.resolve(&elem.ty);
+    }
+    t
+}
+
+/// What a pointer (or array of pointers) zone points to.
+fn pointee(program: &Program, ty: &Type) -> Option<QualType> {
+    match scalar_of(program, ty) {
+        Type::Pointer(t) => match program.resolve(&t.ty) {
+            Type::Void | Type::Opaque(_) => None,
+            _ => Some((**t).clone()),
+        },
+        _ => None,
+    }
+}
+
+/// The procedure whose scopes contain `scope`.
+fn owner_of_scope(
+    program: &Program,
+    param_scopes: &HashMap<crate::il::ScopeId, ProcId>,
+    scope: crate::il::ScopeId,
+) -> Option<ProcId> {
+    let mut s = scope;
+    loop {
+        if let Some(&p) = param_scopes.get(&s) {
+            return Some(p);
+        }
+        s = program.scopes[s.index()].parent?;
+    }
+}
+
+/// Pointer parameters used only as `*p` or `p->f`.
+fn deref_only_params(program: &Program, p: &crate::il::Procedure) -> Vec<SymId> {
+    use crate::il::{Expr, ExprKind, Init, LoopHeader};
+    let mut candidates: Vec<SymId> = p
+        .params
+        .iter()
+        .copied()
+        .filter(|s| matches!(program.resolve(&program.sym(*s).ty.ty), Type::Pointer(_)))
+        .collect();
+    fn walk(e: &Expr, under_deref: bool, bad: &mut Vec<SymId>) {
+        match &e.kind {
+            ExprKind::Var(s) => {
+                if !under_deref {
+                    bad.push(*s);
+                }
+            }
+            ExprKind::Deref(inner) => walk(inner, true, bad),
+            ExprKind::Index { base, index } => {
+                walk(base, false, bad);
+                walk(index, false, bad);
+            }
+            ExprKind::Field { base, .. } => walk(base, false, bad),
+            ExprKind::AddrOf(a)
+            | ExprKind::Unary { arg: a, .. }
+            | ExprKind::Cast { arg: a, .. }
+            | ExprKind::SizeOfExpr(a) => walk(a, false, bad),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                walk(lhs, false, bad);
+                walk(rhs, false, bad);
+            }
+            ExprKind::Intrinsic { args, .. } => args.iter().for_each(|a| walk(a, false, bad)),
+            ExprKind::Cond { cond, then, other } => {
+                walk(cond, false, bad);
+                walk(then, false, bad);
+                walk(other, false, bad);
+            }
+            _ => {}
+        }
+    }
+    fn init(i: &Init, bad: &mut Vec<SymId>) {
+        match i {
+            Init::Expr(e) => walk(e, false, bad),
+            Init::List(items, _) => items.iter().for_each(|i| init(i, bad)),
+        }
+    }
+    let mut bad = Vec::new();
+    if let Some(body) = &p.body {
+        crate::il::visit_stmts(&body.stmts, &mut |s| match &s.kind {
+            StmtKind::Assign { lhs, rhs, .. } => {
+                walk(lhs, false, &mut bad);
+                walk(rhs, false, &mut bad);
+            }
+            StmtKind::Call { result, args, .. } => {
+                if let Some(r) = result {
+                    walk(r, false, &mut bad);
+                }
+                args.iter().for_each(|a| walk(a, false, &mut bad));
+            }
+            StmtKind::Decl { vars, .. } => {
+                for d in vars {
+                    if let Some(i) = &d.init {
+                        init(i, &mut bad);
+                    }
+                }
+            }
+            StmtKind::Alloc { target, count, .. } => {
+                walk(target, false, &mut bad);
+                walk(count, false, &mut bad);
+            }
+            StmtKind::Free { ptr } => walk(ptr, false, &mut bad),
+            StmtKind::If { cond, .. } => walk(cond, false, &mut bad),
+            StmtKind::Loop { header, .. } => match header {
+                LoopHeader::For { cond: Some(c), .. }
+                | LoopHeader::While { cond: c }
+                | LoopHeader::DoWhile { cond: c } => walk(c, false, &mut bad),
+                LoopHeader::For { cond: None, .. } => {}
+            },
+            StmtKind::Switch { selector, .. } => walk(selector, false, &mut bad),
+            StmtKind::Return(Some(e)) | StmtKind::Discard(e) => walk(e, false, &mut bad),
+            _ => {}
+        });
+    }
+    candidates.retain(|s| !bad.contains(s));
+    candidates
+}

@@ -1,0 +1,1078 @@
+//! The static data-flow analyses of §5.2 (`spec/analyses/`): pointer
+//! destinations, in-out, dependency and diff-dependency, activity,
+//! diff-liveness, TBR and adjoint-out, interprocedural.
+//!
+//! Order of work:
+//! 1. bottom-up on the call graph (callees first, strongly connected
+//!    components iterated to a fixed point, `call/recursion`): each
+//!    procedure's facts (points, pointer destinations, effects) and its
+//!    summary (`call/summary`);
+//! 2. top-down (heads first, `call/envelope`): activity, derivative uses,
+//!    diff-liveness, TBR, adjoint-out and in-out per procedure, each
+//!    procedure once in the envelope of its calling contexts.
+//!
+//! Each analysis is a crepe program over the blocks of one procedure
+//! (`datalog.rs`), fed with block transfers composed once (`blocks.rs`);
+//! per-point values are recovered by sweeping each block with the same
+//! elementary equations.
+//!
+//! Invariants: a procedure's facts are built after every callee outside
+//! its component has its final summary; results exist for every procedure
+//! reachable from a head.
+
+pub mod blocks;
+pub mod datalog;
+pub mod facts;
+pub mod head;
+pub mod locs;
+pub mod oracle;
+pub mod pointers;
+pub mod predicates;
+pub mod report;
+pub mod summary;
+
+use blocks::{GenKill, Rel, Set};
+use facts::ProcFacts;
+pub use head::{Head, HeadVar, parse_head};
+use locs::{Locs, ObjKind, Zone};
+use std::collections::{BTreeSet, HashMap};
+use summary::Summary;
+
+use crate::front::diag::Diagnostic;
+use crate::il::{ProcId, Program, StmtId, StmtKind};
+
+/// Per-point results of one procedure.
+#[derive(Clone, Debug, Default)]
+pub struct ProcResult {
+    pub varied_in: Vec<Set>,
+    pub varied_out: Vec<Set>,
+    pub useful_in: Vec<Set>,
+    pub useful_out: Vec<Set>,
+    /// `deriv-use/partial`: use(I').
+    pub deriv_use: Vec<Set>,
+    /// The point has a derivative statement.
+    pub active: Vec<bool>,
+    pub live_in: Vec<Set>,
+    pub live_out: Vec<Set>,
+    /// `diff-live/stmt`
+    pub diff_live: Vec<bool>,
+    /// `diff-live/control`: live control statements.
+    pub live_controls: BTreeSet<StmtId>,
+    pub tbr_in: Vec<Set>,
+    /// `tbr/restore`
+    pub restore: Vec<Set>,
+    pub adj_out_in: Vec<Set>,
+    pub adj_out_out: Vec<Set>,
+    /// `inout/cst`
+    pub cst: Vec<Set>,
+    /// `inout/dead`
+    pub dead: Vec<Set>,
+    /// Entry contexts used: varied at entry, useful and diff-live at exit.
+    pub varied_entry: Set,
+    pub useful_exit: Set,
+    pub live_exit: Set,
+}
+
+/// The results of all analyses on a program for a set of heads.
+pub struct Analysis<'a> {
+    pub program: &'a Program,
+    pub locs: Locs,
+    pub heads: Vec<Head>,
+    /// Procedures analysed, heads first then in call-graph order.
+    pub order: Vec<ProcId>,
+    pub facts: HashMap<ProcId, ProcFacts<'a>>,
+    pub summaries: HashMap<ProcId, Summary>,
+    pub results: HashMap<ProcId, ProcResult>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Runs every analysis for the given heads.
+pub fn analyze<'a>(program: &'a Program, heads: &[Head]) -> Analysis<'a> {
+    let mut locs = Locs::of(program);
+    let graph = program.call_graph();
+    let order = reachable(program, &graph, heads);
+    let sccs = bottom_up_components(program, &graph, &order);
+    let mut summaries: HashMap<ProcId, Summary> = HashMap::new();
+    let mut facts: HashMap<ProcId, ProcFacts<'a>> = HashMap::new();
+    for comp in &sccs {
+        // call/recursion: iterate the component from empty summaries.
+        let recursive = comp.len() > 1 || graph[comp[0].index()].contains(&comp[0]);
+        if recursive {
+            for &p in comp {
+                summaries.insert(p, Summary::default());
+            }
+        }
+        for _round in 0..64 {
+            let mut changed = false;
+            for &p in comp {
+                let f = facts::build(program, &mut locs, p, &summaries);
+                let s = summarize(&locs, &f, program);
+                if summaries.get(&p) != Some(&s) {
+                    changed = true;
+                    summaries.insert(p, s);
+                }
+                facts.insert(p, f);
+            }
+            if !changed || !recursive {
+                break;
+            }
+        }
+    }
+    let mut a = Analysis {
+        program,
+        locs,
+        heads: heads.to_vec(),
+        order: order.clone(),
+        facts,
+        summaries,
+        results: HashMap::new(),
+        warnings: Vec::new(),
+    };
+    a.top_down(&sccs);
+    a.warn();
+    a
+}
+
+/// Procedures with a body reachable from the heads, heads first, then
+/// depth-first in call order.
+fn reachable(program: &Program, graph: &[Vec<ProcId>], heads: &[Head]) -> Vec<ProcId> {
+    let mut order = Vec::new();
+    let mut stack: Vec<ProcId> = heads.iter().rev().map(|h| h.proc).collect();
+    while let Some(p) = stack.pop() {
+        if order.contains(&p) || program.proc(p).body.is_none() {
+            continue;
+        }
+        order.push(p);
+        for &c in graph[p.index()].iter().rev() {
+            stack.push(c);
+        }
+    }
+    order
+}
+
+/// Strongly connected components of the reachable call graph, callees
+/// before callers (Tarjan).
+fn bottom_up_components(
+    program: &Program,
+    graph: &[Vec<ProcId>],
+    procs: &[ProcId],
+) -> Vec<Vec<ProcId>> {
+    struct T<'g> {
+        graph: &'g [Vec<ProcId>],
+        index: HashMap<ProcId, usize>,
+        low: HashMap<ProcId, usize>,
+        on: BTreeSet<ProcId>,
+        stack: Vec<ProcId>,
+        out: Vec<Vec<ProcId>>,
+        next: usize,
+        defined: BTreeSet<ProcId>,
+    }
+    fn visit(t: &mut T<'_>, v: ProcId) {
+        // Iterative would avoid deep recursion; call graphs are shallow
+        // enough in practice (depth = call chain length).
+        t.index.insert(v, t.next);
+        t.low.insert(v, t.next);
+        t.next += 1;
+        t.stack.push(v);
+        t.on.insert(v);
+        for &w in &t.graph[v.index()] {
+            if !t.defined.contains(&w) {
+                continue;
+            }
+            if !t.index.contains_key(&w) {
+                visit(t, w);
+                let lw = t.low[&w];
+                let lv = t.low.get_mut(&v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if t.on.contains(&w) {
+                let iw = t.index[&w];
+                let lv = t.low.get_mut(&v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if t.low[&v] == t.index[&v] {
+            let mut comp = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(&w);
+                comp.push(w);
+                if w == v {
+                    break;
+                }
+            }
+            comp.reverse();
+            t.out.push(comp);
+        }
+    }
+    let mut t = T {
+        graph,
+        index: HashMap::new(),
+        low: HashMap::new(),
+        on: BTreeSet::new(),
+        stack: Vec::new(),
+        out: Vec::new(),
+        next: 0,
+        defined: procs
+            .iter()
+            .copied()
+            .filter(|p| program.proc(*p).body.is_some())
+            .collect(),
+    };
+    for &p in procs {
+        if !t.index.contains_key(&p) {
+            visit(&mut t, p);
+        }
+    }
+    t.out
+}
+
+/// Zones meaningful at a procedure's entry: its interface and its
+/// parameters' values.
+fn entry_visible(locs: &Locs, proc: ProcId, program: &Program, z: Zone) -> bool {
+    if locs.is_interface(proc, z) {
+        return !matches!(locs.object(locs.zone(z).obj).kind, ObjKind::Result(_));
+    }
+    match locs.object(locs.zone(z).obj).kind {
+        ObjKind::Var(s) => program.proc(proc).params.contains(&s),
+        _ => false,
+    }
+}
+
+/// call/summary: a procedure's summary from its facts.
+fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
+    let proc = f.proc;
+    let mut s = Summary::default();
+    let (dep, kept) = dependency(f, Rel::Dep);
+    let (diff_dep, _) = dependency(f, Rel::DiffDep);
+    let mut written = BTreeSet::new();
+    for p in &f.points {
+        written.extend(p.effect.writes.iter().copied());
+    }
+    // inout/must-write: written, and not kept on any path to the exit.
+    for &w in &written {
+        if !locs.is_interface(proc, w) {
+            continue;
+        }
+        s.writes.push(w);
+        if !kept.contains(&w) {
+            s.kills.push(w);
+        }
+    }
+    for (u, w) in dep {
+        if locs.is_interface(proc, w) && entry_visible(locs, proc, program, u) {
+            s.dep.push((u, w));
+        }
+    }
+    for (u, w) in diff_dep {
+        if locs.is_interface(proc, w) && entry_visible(locs, proc, program, u) {
+            s.diff_dep.push((u, w));
+        }
+    }
+    // dep/summary: a zone maybe left unwritten keeps its value.
+    for &w in &s.writes {
+        if kept.contains(&w) {
+            s.dep.push((w, w));
+            if locs.zone(w).real {
+                s.diff_dep.push((w, w));
+            }
+        }
+    }
+    let up = inout_solution(f, &Set::new());
+    for &z in up.up_in.get(&0).into_iter().flatten() {
+        if entry_visible(locs, proc, program, z) {
+            s.reads.push(z);
+        }
+    }
+    for &(z, place) in &f.exit_pts {
+        if s.writes.contains(&z) {
+            s.ptr_exit.push((z, place));
+        }
+    }
+    s.normalize();
+    s
+}
+
+/// The dependency relation at the exit of a procedure (`dep/summary`), and
+/// the zones maybe still holding their entry value there.
+fn dependency(f: &ProcFacts<'_>, rel: Rel) -> (Vec<(Zone, Zone)>, Set) {
+    use datalog::dependency::*;
+    let mut rt = Program::new();
+    rt.extend([Entry(0)]);
+    for (b, ss) in f.succs.iter().enumerate() {
+        rt.extend(ss.iter().map(|&c| Edge(b as u32, c)));
+    }
+    rt.extend(f.zones.iter().map(|&z| Mentioned(z)));
+    for (b, range) in f.blocks.iter().enumerate() {
+        let c = blocks::compose(&f.points[range.clone()], rel);
+        let b = b as u32;
+        rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
+        rt.extend(c.written.iter().map(|&w| Written(b, w)));
+        rt.extend(c.killed.iter().map(|&w| Killed(b, w)));
+    }
+    let (dep_in, kept_in) = rt.run();
+    let exit = 1;
+    let mut dep: Vec<(Zone, Zone)> = dep_in
+        .into_iter()
+        .filter(|d| d.0 == exit)
+        .map(|d| (d.1, d.2))
+        .collect();
+    dep.sort_unstable();
+    let kept: Set = kept_in
+        .into_iter()
+        .filter(|k| k.0 == exit)
+        .map(|k| k.1)
+        .collect();
+    (dep, kept)
+}
+
+struct InoutSolution {
+    up_in: HashMap<u32, Set>,
+    write_after: HashMap<u32, Set>,
+    uninit_in: HashMap<u32, Set>,
+}
+
+fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
+    use datalog::inout::*;
+    let mut rt = Program::new();
+    rt.extend([Entry(0)]);
+    for (b, ss) in f.succs.iter().enumerate() {
+        rt.extend(ss.iter().map(|&c| Edge(b as u32, c)));
+    }
+    rt.extend(locals.iter().map(|&z| Local(z)));
+    for (b, range) in f.blocks.iter().enumerate() {
+        let b = b as u32;
+        // inout/upward-read composed backward over the block.
+        let mut up = Set::new();
+        let mut written = Set::new();
+        let mut killed = Set::new();
+        for p in f.points[range.clone()].iter().rev() {
+            for z in &p.effect.kills {
+                up.remove(z);
+            }
+            up.extend(p.effect.reads.iter().copied());
+            written.extend(p.effect.writes.iter().copied());
+            killed.extend(p.effect.kills.iter().copied());
+        }
+        rt.extend(up.iter().map(|&z| UpGen(b, z)));
+        rt.extend(written.iter().map(|&z| Written(b, z)));
+        rt.extend(killed.iter().map(|&z| Killed(b, z)));
+    }
+    let (up_in, write_after, uninit) = rt.run();
+    let mut sol = InoutSolution {
+        up_in: HashMap::new(),
+        write_after: HashMap::new(),
+        uninit_in: HashMap::new(),
+    };
+    for UpIn(b, z) in up_in {
+        sol.up_in.entry(b).or_default().insert(z);
+    }
+    for WriteAfter(b, z) in write_after {
+        sol.write_after.entry(b).or_default().insert(z);
+    }
+    for UninitIn(b, z) in uninit {
+        sol.uninit_in.entry(b).or_default().insert(z);
+    }
+    sol
+}
+
+impl<'a> Analysis<'a> {
+    /// The zones of a head variable in the head procedure.
+    pub fn head_zones(&self, head: &Head, v: HeadVar) -> Vec<Zone> {
+        let program = self.program;
+        match v {
+            HeadVar::Param(s) => {
+                let o = self.locs.of_sym(s);
+                let mut zs = Vec::new();
+                for z in self.locs.object_zones(o) {
+                    if let Some(t) = self.locs.target(head.proc, z) {
+                        zs.extend(self.locs.object_zones(t));
+                    } else {
+                        zs.push(z);
+                    }
+                }
+                let _ = program;
+                zs
+            }
+            HeadVar::Global(s) => self.locs.object_zones(self.locs.of_sym(s)).collect(),
+            HeadVar::Result => self
+                .locs
+                .of_result(head.proc)
+                .map(|o| self.locs.object_zones(o).collect())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn top_down(&mut self, sccs: &[Vec<ProcId>]) {
+        // Contexts gathered from call sites: varied at entry, useful and
+        // diff-live at exit, in callee zones.
+        let mut varied_ctx: HashMap<ProcId, Set> = HashMap::new();
+        let mut useful_ctx: HashMap<ProcId, Set> = HashMap::new();
+        let mut live_ctx: HashMap<ProcId, Set> = HashMap::new();
+        for h in &self.heads.clone() {
+            for &v in &h.independents {
+                let zs = self.head_zones(h, v);
+                varied_ctx
+                    .entry(h.proc)
+                    .or_default()
+                    .extend(zs.into_iter().filter(|z| self.locs.zone(*z).real));
+            }
+            for &v in &h.dependents {
+                let zs = self.head_zones(h, v);
+                useful_ctx
+                    .entry(h.proc)
+                    .or_default()
+                    .extend(zs.into_iter().filter(|z| self.locs.zone(*z).real));
+            }
+        }
+        for comp in sccs.iter().rev() {
+            for _round in 0..64 {
+                let mut changed = false;
+                for &p in comp {
+                    let ve = varied_ctx.get(&p).cloned().unwrap_or_default();
+                    let ue = useful_ctx.get(&p).cloned().unwrap_or_default();
+                    let le = live_ctx.get(&p).cloned().unwrap_or_default();
+                    let r = self.analyze_proc(p, ve, ue, le);
+                    // call/envelope: contexts this procedure gives its callees.
+                    let f = &self.facts[&p];
+                    for (&i, site) in &f.calls {
+                        let Some(callee) = site.callee else { continue };
+                        if !self.facts.contains_key(&callee) {
+                            continue;
+                        }
+                        let mut v = Set::new();
+                        let mut u = Set::new();
+                        let mut l = Set::new();
+                        for (&cz, (_, diff)) in &site.by_value {
+                            if diff.iter().any(|z| r.varied_in[i].contains(z)) {
+                                v.insert(cz);
+                            }
+                        }
+                        for (&cz, zs) in &site.map {
+                            if zs.iter().any(|z| r.varied_in[i].contains(z)) {
+                                v.insert(cz);
+                            }
+                            if zs.iter().any(|z| r.useful_out[i].contains(z)) {
+                                u.insert(cz);
+                            }
+                            if zs.iter().any(|z| r.live_out[i].contains(z)) {
+                                l.insert(cz);
+                            }
+                        }
+                        let v: Set = v.into_iter().filter(|z| self.locs.zone(*z).real).collect();
+                        let u: Set = u.into_iter().filter(|z| self.locs.zone(*z).real).collect();
+                        for (ctx, add) in [
+                            (&mut varied_ctx, v),
+                            (&mut useful_ctx, u),
+                            (&mut live_ctx, l),
+                        ] {
+                            let e = ctx.entry(callee).or_default();
+                            let before = e.len();
+                            e.extend(add);
+                            if e.len() != before && comp.contains(&callee) {
+                                changed = true;
+                            }
+                        }
+                    }
+                    self.results.insert(p, r);
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Every intraprocedural analysis of one procedure in a given context.
+    fn analyze_proc(&self, p: ProcId, varied_entry: Set, useful_exit: Set, live_exit: Set) -> ProcResult {
+        let f = &self.facts[&p];
+        let n = f.points.len();
+        let nb = f.blocks.len();
+        let mut r = ProcResult {
+            varied_entry: varied_entry.clone(),
+            useful_exit: useful_exit.clone(),
+            live_exit: live_exit.clone(),
+            ..ProcResult::default()
+        };
+        let composed: Vec<blocks::Composed> = f
+            .blocks
+            .iter()
+            .map(|range| blocks::compose(&f.points[range.clone()], Rel::DiffDep))
+            .collect();
+        let edges: Vec<(u32, u32)> = f
+            .succs
+            .iter()
+            .enumerate()
+            .flat_map(|(b, ss)| ss.iter().map(move |&c| (b as u32, c)))
+            .collect();
+
+        // Varied (forward).
+        let varied_in_block: Vec<Set> = {
+            use datalog::varied::*;
+            let mut rt = Program::new();
+            rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
+            rt.extend(varied_entry.iter().map(|&z| Seed(0, z)));
+            for (b, c) in composed.iter().enumerate() {
+                let b = b as u32;
+                rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
+                rt.extend(c.written.iter().map(|&w| Written(b, w)));
+            }
+            let (vin,) = rt.run();
+            let mut v = vec![Set::new(); nb];
+            for VariedIn(b, z) in vin {
+                v[b as usize].insert(z);
+            }
+            v
+        };
+        // Useful (backward).
+        let useful_out_block: Vec<Set> = {
+            use datalog::useful::*;
+            let mut rt = Program::new();
+            rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
+            rt.extend(useful_exit.iter().map(|&z| Seed(1, z)));
+            for (b, c) in composed.iter().enumerate() {
+                let b = b as u32;
+                rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
+                rt.extend(c.written.iter().map(|&w| Written(b, w)));
+            }
+            let (uout,) = rt.run();
+            let mut v = vec![Set::new(); nb];
+            for UsefulOut(b, z) in uout {
+                v[b as usize].insert(z);
+            }
+            v
+        };
+        r.varied_in = vec![Set::new(); n];
+        r.varied_out = vec![Set::new(); n];
+        r.useful_in = vec![Set::new(); n];
+        r.useful_out = vec![Set::new(); n];
+        for (b, range) in f.blocks.iter().enumerate() {
+            let mut s = varied_in_block[b].clone();
+            for i in range.clone() {
+                r.varied_in[i] = s.clone();
+                s = blocks::forward(&s, &f.points[i].effect, Rel::DiffDep);
+                r.varied_out[i] = s.clone();
+            }
+            let mut s = useful_out_block[b].clone();
+            for i in range.clone().rev() {
+                r.useful_out[i] = s.clone();
+                s = blocks::backward(&s, &f.points[i].effect, Rel::DiffDep);
+                r.useful_in[i] = s.clone();
+            }
+        }
+        // Derivative uses and active points.
+        r.deriv_use = vec![Set::new(); n];
+        r.active = vec![false; n];
+        for i in 0..n {
+            let pt = &f.points[i];
+            let active_after: Set = r.varied_out[i].intersection(&r.useful_out[i]).copied().collect();
+            let writes_active = pt.effect.writes.iter().any(|w| active_after.contains(w));
+            let resets = pt
+                .effect
+                .writes
+                .iter()
+                .any(|w| r.varied_in[i].contains(w) && r.useful_out[i].contains(w));
+            let d = &pt.deriv;
+            if d.call {
+                // deriv-use/call: an active call (isActiveCall)
+                let active_arg = pt.effect.reads.iter().chain(pt.effect.writes.iter()).any(|z| {
+                    (r.varied_in[i].contains(z) && r.useful_in[i].contains(z))
+                        || active_after.contains(z)
+                });
+                if active_arg {
+                    r.active[i] = true;
+                    r.deriv_use[i] = pt.effect.reads.iter().copied().collect();
+                    if let Some(site) = f.calls.get(&i) {
+                        r.deriv_use[i].extend(site.arg_reads.iter().copied());
+                    }
+                }
+            } else if writes_active {
+                r.active[i] = true;
+                // deriv-use/partial, deriv-use/address
+                let u = &mut r.deriv_use[i];
+                u.extend(d.lhs_addr.iter().copied());
+                for (leaf, needs) in &d.leaves {
+                    if r.varied_in[i].contains(leaf) {
+                        u.extend(needs.iter().copied());
+                    }
+                }
+            } else if resets {
+                // The derivative of the overwritten zone is reset to zero.
+                r.active[i] = true;
+                r.deriv_use[i].extend(d.lhs_addr.iter().copied());
+            }
+        }
+        self.diff_live(f, &mut r, live_exit);
+        self.tbr_adj_out(f, &mut r);
+        self.inout_points(f, &mut r);
+        r
+    }
+
+    fn diff_live(&self, f: &ProcFacts<'_>, r: &mut ProcResult, live_exit: Set) {
+        use datalog::diff_live::*;
+        let n = f.points.len();
+        let nb = f.blocks.len();
+        let mut rt = Program::new();
+        for (b, ss) in f.succs.iter().enumerate() {
+            rt.extend(ss.iter().map(|&c| Edge(b as u32, c)));
+        }
+        rt.extend(live_exit.iter().map(|&z| Seed(1, z)));
+        let mut point_of_test: Vec<Option<usize>> = vec![None; nb];
+        for (b, range) in f.blocks.iter().enumerate() {
+            let bu = b as u32;
+            let mut simple = range.clone();
+            if let Some(last) = range.clone().last()
+                && let facts::PointKind::Test(s) = f.points[last].kind
+            {
+                point_of_test[b] = Some(last);
+                simple = range.start..last;
+                rt.extend([TestOf(bu, s.id.0)]);
+                rt.extend(f.points[last].effect.reads.iter().map(|&z| TestRead(bu, z)));
+            }
+            let c = blocks::compose(&f.points[simple.clone()], Rel::Dep);
+            rt.extend(c.through.iter().map(|&(u, w)| Through(bu, u, w)));
+            rt.extend(c.written.iter().map(|&w| Written(bu, w)));
+            // Backward over the block: the uses of later derivatives
+            // (static part) and, for each point, which block-end zones make
+            // it live (`diff-live/stmt`).
+            let mut uses = Set::new();
+            let mut influence: HashMap<Zone, Set> = HashMap::new();
+            for i in simple.clone().rev() {
+                let e = &f.points[i].effect;
+                // Is this point live because of later derivative uses?
+                if e.writes.iter().any(|w| uses.contains(w)) {
+                    rt.extend([StaticLive(i as u32)]);
+                }
+                let mut ends = Set::new();
+                for w in &e.writes {
+                    match influence.get(w) {
+                        Some(s) => ends.extend(s.iter().copied()),
+                        None => {
+                            ends.insert(*w);
+                        }
+                    }
+                }
+                rt.extend(ends.iter().map(|&w| LiveIf(i as u32, bu, w)));
+                // Step both back over the point.
+                uses = blocks::backward(&uses, e, Rel::Dep);
+                uses.extend(r.deriv_use[i].iter().copied());
+                let mut next: HashMap<Zone, Set> = HashMap::new();
+                for &(u, w) in &e.dep {
+                    let tgt = influence.get(&w).cloned().unwrap_or_else(|| Set::from([w]));
+                    next.entry(u).or_default().extend(tgt);
+                }
+                for (z, s) in influence.iter() {
+                    if e.writes.binary_search(z).is_err() {
+                        next.entry(*z).or_default().extend(s.iter().copied());
+                    }
+                }
+                // Zones read but not written keep their identity too.
+                for &(u, _) in &e.dep {
+                    if e.writes.binary_search(&u).is_err() && !influence.contains_key(&u) {
+                        next.entry(u).or_default().insert(u);
+                    }
+                }
+                influence = next;
+            }
+            rt.extend(uses.iter().map(|&z| UseGen(bu, z)));
+        }
+        for (i, pt) in f.points.iter().enumerate() {
+            if r.active[i] {
+                rt.extend([ActiveStmt(i as u32)]);
+            }
+            for &c in &pt.enclosing {
+                rt.extend([Encloses(c.0, i as u32)]);
+            }
+        }
+        for c in jump_controls(self.program, f.proc) {
+            rt.extend([HasJump(c.0)]);
+        }
+        let (live_end, stmt_live, control_live) = rt.run();
+        let mut end = vec![Set::new(); nb];
+        for LiveEnd(b, z) in live_end {
+            end[b as usize].insert(z);
+        }
+        let stmt_live: BTreeSet<u32> = stmt_live.into_iter().map(|s| s.0).collect();
+        r.live_controls = control_live.into_iter().map(|c| StmtId(c.0)).collect();
+        r.live_in = vec![Set::new(); n];
+        r.live_out = vec![Set::new(); n];
+        r.diff_live = vec![false; n];
+        let mut block_in = vec![Set::new(); nb];
+        for (b, range) in f.blocks.iter().enumerate() {
+            let mut s = end[b].clone();
+            let simple_end = point_of_test[b].unwrap_or(range.end);
+            if let Some(t) = point_of_test[b] {
+                r.live_in[t] = s.clone();
+                if let facts::PointKind::Test(st) = f.points[t].kind {
+                    r.diff_live[t] = r.live_controls.contains(&st.id);
+                }
+            }
+            for i in (range.start..simple_end).rev() {
+                r.live_out[i] = s.clone();
+                s = blocks::backward(&s, &f.points[i].effect, Rel::Dep);
+                s.extend(r.deriv_use[i].iter().copied());
+                r.live_in[i] = s.clone();
+                r.diff_live[i] = stmt_live.contains(&(i as u32));
+            }
+            block_in[b] = s;
+        }
+        for (b, t) in point_of_test.iter().enumerate() {
+            if let Some(t) = *t {
+                let mut s = Set::new();
+                for &c in &f.succs[b] {
+                    s.extend(block_in[c as usize].iter().copied());
+                }
+                r.live_out[t] = s;
+            }
+        }
+    }
+
+    /// TBR (forward) then adjoint-out (backward), with the store-all
+    /// restore sets.
+    fn tbr_adj_out(&self, f: &ProcFacts<'_>, r: &mut ProcResult) {
+        let n = f.points.len();
+        let nb = f.blocks.len();
+        let edges: Vec<(u32, u32)> = f
+            .succs
+            .iter()
+            .enumerate()
+            .flat_map(|(b, ss)| ss.iter().map(move |&c| (b as u32, c)))
+            .collect();
+        let kill_of = |i: usize| -> Set {
+            if r.diff_live[i] {
+                // tbr/present: only a statement kept in the forward sweep
+                // overwrites anything.
+                f.points[i].effect.kills.iter().copied().collect()
+            } else {
+                Set::new()
+            }
+        };
+        // TBR: forward gen/kill.
+        let mut transfers = Vec::with_capacity(nb);
+        for range in &f.blocks {
+            let mut gk = GenKill::default();
+            for i in range.clone() {
+                gk.then(&r.deriv_use[i], &kill_of(i));
+            }
+            transfers.push(gk);
+        }
+        let tbr_block_in = gen_kill(&edges, 0, &Set::new(), &transfers, nb);
+        r.tbr_in = vec![Set::new(); n];
+        r.restore = vec![Set::new(); n];
+        for (b, range) in f.blocks.iter().enumerate() {
+            let mut s = tbr_block_in[b].clone();
+            for i in range.clone() {
+                r.tbr_in[i] = s.clone();
+                if r.diff_live[i] {
+                    // tbr/restore: out(I) ∩ (TBR⁻(I) ∪ use(I'))
+                    r.restore[i] = f.points[i]
+                        .effect
+                        .writes
+                        .iter()
+                        .copied()
+                        .filter(|z| s.contains(z) || r.deriv_use[i].contains(z))
+                        .collect();
+                }
+                s = blocks::step(&s, &r.deriv_use[i], &kill_of(i));
+            }
+        }
+        // Adjoint-out: backward gen/kill on reversed edges.
+        let reversed: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (b, a)).collect();
+        let step_sets = |i: usize| -> (Set, Set) {
+            if r.diff_live[i] {
+                // adj-out/write
+                let out: Set = f.points[i].effect.writes.iter().copied().collect();
+                let saved: Set = r.tbr_in[i].union(&r.deriv_use[i]).copied().collect();
+                (out, saved)
+            } else {
+                // adj-out/absent
+                (Set::new(), Set::new())
+            }
+        };
+        let mut transfers = Vec::with_capacity(nb);
+        for range in &f.blocks {
+            let mut gk = GenKill::default();
+            for i in range.clone().rev() {
+                let (add, remove) = step_sets(i);
+                gk.then(&add, &remove);
+            }
+            transfers.push(gk);
+        }
+        let adj_block_out = gen_kill(&reversed, 1, &Set::new(), &transfers, nb);
+        r.adj_out_in = vec![Set::new(); n];
+        r.adj_out_out = vec![Set::new(); n];
+        for (b, range) in f.blocks.iter().enumerate() {
+            let mut s = adj_block_out[b].clone();
+            for i in range.clone().rev() {
+                r.adj_out_out[i] = s.clone();
+                let (add, remove) = step_sets(i);
+                s = blocks::step(&s, &add, &remove);
+                r.adj_out_in[i] = s.clone();
+            }
+        }
+    }
+
+    /// The warnings users need (`spec/analyses/warnings.md`).
+    fn warn(&mut self) {
+        let mut out = Vec::new();
+        for h in &self.heads {
+            let p = self.program.proc(h.proc);
+            let Some(sm) = self.summaries.get(&h.proc) else { continue };
+            let depends = |u: Zone, w: Zone| {
+                sm.diff_dep.contains(&(u, w)) || (u == w && !sm.writes.contains(&w))
+            };
+            let name = |v: HeadVar| match v {
+                HeadVar::Param(s) | HeadVar::Global(s) => self.program.sym(s).name.clone(),
+                HeadVar::Result => p.name.clone(),
+            };
+            let dep_zones: Vec<(HeadVar, Vec<Zone>)> =
+                h.dependents.iter().map(|&v| (v, self.head_zones(h, v))).collect();
+            let indep_zones: Vec<(HeadVar, Vec<Zone>)> =
+                h.independents.iter().map(|&v| (v, self.head_zones(h, v))).collect();
+            // warn/independent-unused
+            for (v, us) in &indep_zones {
+                let used = us.iter().any(|&u| {
+                    dep_zones.iter().any(|(_, ws)| ws.iter().any(|&w| depends(u, w)))
+                });
+                if !used {
+                    out.push(Diagnostic::warning(
+                        p.span,
+                        format!(
+                            "independent '{}' of '{}': no dependent depends on it differentiably, so its derivative is zero",
+                            name(*v),
+                            p.name
+                        ),
+                    ));
+                }
+            }
+            // warn/dependent-constant
+            for (v, ws) in &dep_zones {
+                let reached = ws.iter().any(|&w| {
+                    indep_zones.iter().any(|(_, us)| us.iter().any(|&u| depends(u, w)))
+                });
+                if !reached {
+                    out.push(Diagnostic::warning(
+                        p.span,
+                        format!(
+                            "dependent '{}' of '{}' depends on no independent, so its derivative is zero",
+                            name(*v),
+                            p.name
+                        ),
+                    ));
+                }
+            }
+        }
+        for &pid in &self.order {
+            let f = &self.facts[&pid];
+            // warn/uninit
+            let locals: Set = f
+                .zones
+                .iter()
+                .copied()
+                .filter(|&z| {
+                    let o = self.locs.object(self.locs.zone(z).obj);
+                    match o.kind {
+                        ObjKind::Var(s) => {
+                            let sym = self.program.sym(s);
+                            o.owner == Some(pid) && sym.kind == crate::il::SymKind::Local
+                        }
+                        _ => false,
+                    }
+                })
+                .collect();
+            if !locals.is_empty() {
+                let sol = inout_solution(f, &locals);
+                let mut warned = Set::new();
+                for (b, range) in f.blocks.iter().enumerate() {
+                    let mut un = sol.uninit_in.get(&(b as u32)).cloned().unwrap_or_default();
+                    for i in range.clone() {
+                        let e = &f.points[i].effect;
+                        for z in &e.reads {
+                            if un.contains(z) && warned.insert(*z) {
+                                let s = f.points[i].kind.stmt();
+                                out.push(Diagnostic::warning(
+                                    s.span,
+                                    format!(
+                                        "'{}' may be used uninitialized here",
+                                        self.locs.zone(*z).name
+                                    ),
+                                ));
+                            }
+                        }
+                        for z in &e.writes {
+                            un.remove(z);
+                        }
+                    }
+                }
+            }
+            // warn/alias
+            for (&i, site) in &f.calls {
+                let Some(callee) = site.callee else { continue };
+                let cproc = self.program.proc(callee);
+                let sm = self.summaries.get(&callee);
+                let writes_target = |k: usize| -> bool {
+                    let Some(&sym) = cproc.params.get(k) else { return false };
+                    let o = self.locs.of_sym(sym);
+                    self.locs.object_zones(o).any(|z| {
+                        self.locs.target(callee, z).is_some_and(|t| {
+                            let written: Vec<Zone> = match sm {
+                                Some(sm) => sm.writes.clone(),
+                                None => Vec::new(),
+                            };
+                            self.locs.object_zones(t).any(|tz| written.contains(&tz))
+                        }) || (sm.is_none()
+                            && matches!(self.program.resolve(&self.locs.zone(z).ty.ty),
+                                crate::il::Type::Pointer(t) if !t.is_const))
+                    })
+                };
+                let objs = |k: usize| -> Set {
+                    site.arg_places[k]
+                        .iter()
+                        .filter_map(|&pl| self.locs.place(pl).map(|(o, _)| o))
+                        .collect()
+                };
+                let n = site.arg_places.len();
+                let span = f.points[i].kind.stmt().span;
+                let mut reported = false;
+                for a in 0..n {
+                    for b in a + 1..n {
+                        if reported {
+                            continue;
+                        }
+                        let shared: Vec<u32> = objs(a).intersection(&objs(b)).copied().collect();
+                        if !shared.is_empty() && (writes_target(a) || writes_target(b)) {
+                            reported = true;
+                            out.push(Diagnostic::warning(
+                                span,
+                                format!(
+                                    "arguments {} and {} of '{}' may designate the same memory ('{}'), which '{}' writes; it is analysed as if they did not overlap",
+                                    a + 1,
+                                    b + 1,
+                                    cproc.name,
+                                    self.locs.object(shared[0]).name,
+                                    cproc.name
+                                ),
+                            ));
+                        }
+                    }
+                }
+                // An argument pointing to a global the callee uses directly.
+                if let Some(sm) = sm {
+                    for a in 0..n {
+                        for o in objs(a) {
+                            if reported || self.locs.object(o).owner.is_some() {
+                                continue;
+                            }
+                            let direct = self
+                                .locs
+                                .object_zones(o)
+                                .any(|z| sm.reads.contains(&z) || sm.writes.contains(&z));
+                            if direct && (writes_target(a) || self.locs.object_zones(o).any(|z| sm.writes.contains(&z))) {
+                                reported = true;
+                                out.push(Diagnostic::warning(
+                                    span,
+                                    format!(
+                                        "argument {} of '{}' may point to global '{}', which '{}' also uses directly; it is analysed as if they did not overlap",
+                                        a + 1,
+                                        cproc.name,
+                                        self.locs.object(o).name,
+                                        cproc.name
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.warnings = out;
+    }
+
+    /// inout/cst and inout/dead per point.
+    fn inout_points(&self, f: &ProcFacts<'_>, r: &mut ProcResult) {
+        let sol = inout_solution(f, &Set::new());
+        let n = f.points.len();
+        r.cst = vec![Set::new(); n];
+        r.dead = vec![Set::new(); n];
+        let mentioned: Set = f.zones.iter().copied().collect();
+        for (b, range) in f.blocks.iter().enumerate() {
+            let mut up = Set::new();
+            let mut wr = Set::new();
+            for &c in &f.succs[b] {
+                up.extend(sol.up_in.get(&c).into_iter().flatten().copied());
+                wr.extend(sol.write_after.get(&c).into_iter().flatten().copied());
+            }
+            for i in range.clone().rev() {
+                let e = &f.points[i].effect;
+                for z in &e.kills {
+                    up.remove(z);
+                }
+                up.extend(e.reads.iter().copied());
+                wr.extend(e.writes.iter().copied());
+                r.cst[i] = mentioned.difference(&wr).copied().collect();
+                r.dead[i] = mentioned.difference(&up).copied().collect();
+            }
+        }
+    }
+}
+
+/// Runs the gen/kill program from a seed at block `seed_block`; returns
+/// the value at each block's start (in the edges' direction).
+fn gen_kill(edges: &[(u32, u32)], seed_block: u32, seed: &Set, transfers: &[GenKill], nb: usize) -> Vec<Set> {
+    use datalog::gen_kill::*;
+    let mut rt = Program::new();
+    rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
+    rt.extend(seed.iter().map(|&z| Seed(seed_block, z)));
+    for (b, t) in transfers.iter().enumerate() {
+        let b = b as u32;
+        rt.extend(t.gen_set.iter().map(|&z| Adds(b, z)));
+        rt.extend(t.kill.iter().map(|&z| Removes(b, z)));
+    }
+    let (ins,) = rt.run();
+    let mut v = vec![Set::new(); nb];
+    for Reach(b, z) in ins {
+        v[b as usize].insert(z);
+    }
+    v
+}
+
+/// Controls (if, loop, switch) that enclose a `break`, `continue` or
+/// `return`: they decide which later statements run.
+fn jump_controls(program: &Program, proc: ProcId) -> Vec<StmtId> {
+    let mut out = Vec::new();
+    fn walk(stmts: &[crate::il::Stmt], stack: &mut Vec<StmtId>, out: &mut Vec<StmtId>) {
+        for s in stmts {
+            match &s.kind {
+                StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => {
+                    out.extend(stack.iter().copied())
+                }
+                StmtKind::If { then, other, .. } => {
+                    stack.push(s.id);
+                    walk(&then.stmts, stack, out);
+                    if let Some(o) = other {
+                        walk(&o.stmts, stack, out);
+                    }
+                    stack.pop();
+                }
+                StmtKind::Loop { body, .. } => {
+                    stack.push(s.id);
+                    walk(&body.stmts, stack, out);
+                    stack.pop();
+                }
+                StmtKind::Switch { cases, .. } => {
+                    stack.push(s.id);
+                    for c in cases {
+                        walk(&c.body, stack, out);
+                    }
+                    stack.pop();
+                }
+                StmtKind::Block(b) => walk(&b.stmts, stack, out),
+                _ => {}
+            }
+        }
+    }
+    if let Some(body) = &program.proc(proc).body {
+        walk(&body.stmts, &mut Vec::new(), &mut out);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}

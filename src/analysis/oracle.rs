@@ -1,0 +1,1 @@
+//! A naive worklist solver of the same equations (placeholder, being written).

@@ -1,0 +1,198 @@
+//! The questions the transformation rules ask of the analyses, as one API
+//! (`spec/analyses/predicates.md`). Statements are named by procedure and
+//! statement id; expressions by reference (they must belong to the
+//! analysed program).
+
+use super::blocks::Set;
+use super::facts::{PointKind, key};
+use super::locs::Zone;
+use super::{Analysis, ProcResult};
+use crate::il::{BinOp, Expr, ExprKind, MathFn, ProcId, StmtId, Type, UnOp};
+
+impl Analysis<'_> {
+    fn point(&self, proc: ProcId, stmt: StmtId) -> Option<(usize, &ProcResult)> {
+        let f = self.facts.get(&proc)?;
+        let i = f.points.iter().position(|p| p.kind.stmt().id == stmt)?;
+        Some((i, self.results.get(&proc)?))
+    }
+
+    /// Active⁻ at a statement.
+    pub fn active_before(&self, proc: ProcId, stmt: StmtId) -> Set {
+        self.point(proc, stmt)
+            .map(|(i, r)| r.varied_in[i].intersection(&r.useful_in[i]).copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// Active⁺ at a statement.
+    pub fn active_after(&self, proc: ProcId, stmt: StmtId) -> Set {
+        self.point(proc, stmt)
+            .map(|(i, r)| r.varied_out[i].intersection(&r.useful_out[i]).copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// `pred/active-expr`: does `expr`, evaluated at statement `stmt`, use
+    /// differentiably a zone active before the statement?
+    pub fn is_active_expr(&self, proc: ProcId, stmt: StmtId, expr: &Expr) -> bool {
+        let active = self.active_before(proc, stmt);
+        let mut leaves = Vec::new();
+        self.diff_leaves(proc, expr, &mut leaves);
+        leaves.iter().any(|z| active.contains(z))
+    }
+
+    /// The zones `expr` reads at differentiable positions.
+    pub fn diff_leaves(&self, proc: ProcId, e: &Expr, out: &mut Vec<Zone>) {
+        let program = self.program;
+        if !program.is_real(&e.ty.ty) && !matches!(program.resolve(&e.ty.ty), Type::Struct(_)) {
+            return;
+        }
+        match &e.kind {
+            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+                if let Some(zs) = self.facts.get(&proc).and_then(|f| f.ref_zones.get(&key(e))) {
+                    out.extend(zs.iter().copied().filter(|z| self.locs.zone(*z).real));
+                }
+            }
+            ExprKind::Unary { op: UnOp::Neg | UnOp::Plus, arg } | ExprKind::Cast { arg, .. } => {
+                self.diff_leaves(proc, arg, out)
+            }
+            ExprKind::Binary {
+                op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div,
+                lhs,
+                rhs,
+            } => {
+                self.diff_leaves(proc, lhs, out);
+                self.diff_leaves(proc, rhs, out);
+            }
+            ExprKind::Intrinsic { call, args } => match call.func {
+                MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc => {}
+                MathFn::Copysign => {
+                    if let Some(a) = args.first() {
+                        self.diff_leaves(proc, a, out)
+                    }
+                }
+                _ => args.iter().for_each(|a| self.diff_leaves(proc, a, out)),
+            },
+            ExprKind::Cond { then, other, .. } => {
+                self.diff_leaves(proc, then, out);
+                self.diff_leaves(proc, other, out);
+            }
+            _ => {}
+        }
+    }
+
+    /// `pred/active-call`: a call with an argument active before or after.
+    pub fn is_active_call(&self, proc: ProcId, stmt: StmtId) -> bool {
+        self.point(proc, stmt)
+            .is_some_and(|(i, r)| r.active[i] && self.facts[&proc].points[i].deriv.call)
+    }
+
+    /// `pred/live-for-diff`: the statement (or control) is needed by the
+    /// derivatives.
+    pub fn is_live_for_diff(&self, proc: ProcId, stmt: StmtId) -> bool {
+        let Some(r) = self.results.get(&proc) else {
+            return false;
+        };
+        if r.live_controls.contains(&stmt) {
+            return true;
+        }
+        self.point(proc, stmt).is_some_and(|(i, r)| {
+            !matches!(self.facts[&proc].points[i].kind, PointKind::Test(_)) && r.diff_live[i]
+        })
+    }
+
+    /// `pred/ref`: is the expression a memory reference?
+    pub fn is_ref(&self, e: &Expr) -> bool {
+        matches!(
+            e.kind,
+            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_)
+        )
+    }
+
+    /// `pred/diff-proc`: a head, or called by at least one active call.
+    pub fn is_diff_proc(&self, proc: ProcId) -> bool {
+        if self.heads.iter().any(|h| h.proc == proc) {
+            return true;
+        }
+        self.facts.iter().any(|(caller, f)| {
+            f.calls
+                .iter()
+                .any(|(&i, site)| site.callee == Some(proc) && self.results[caller].active[i])
+        })
+    }
+
+    /// `pred/diff-formal`: parameter `index` of `proc` receives, at some
+    /// call (or as a head's independent or dependent), something active.
+    pub fn is_diff_formal_arg(&self, proc: ProcId, index: usize) -> bool {
+        let Some(&sym) = self.program.proc(proc).params.get(index) else {
+            return false;
+        };
+        let Some(r) = self.results.get(&proc) else {
+            return false;
+        };
+        let o = self.locs.of_sym(sym);
+        let mut zones: Vec<Zone> = self.locs.object_zones(o).collect();
+        for z in zones.clone() {
+            if let Some(t) = self.locs.target(proc, z) {
+                zones.extend(self.locs.object_zones(t));
+            }
+        }
+        let is_head_var = self.heads.iter().any(|h| {
+            h.proc == proc
+                && h.dependents
+                    .iter()
+                    .chain(h.independents.iter())
+                    .any(|v| *v == super::HeadVar::Param(sym))
+        });
+        is_head_var
+            || zones.iter().any(|z| {
+                (r.varied_entry.contains(z) && self.is_diff_zone(*z)) || r.useful_exit.contains(z)
+            })
+    }
+
+    /// `pred/diff`: the zone is active somewhere in the program.
+    pub fn is_diff_zone(&self, z: Zone) -> bool {
+        self.results.values().any(|r| {
+            (0..r.varied_in.len()).any(|i| {
+                (r.varied_in[i].contains(&z) && r.useful_in[i].contains(&z))
+                    || (r.varied_out[i].contains(&z) && r.useful_out[i].contains(&z))
+            })
+        })
+    }
+
+    /// `pred/diff`: a reference designating a zone active somewhere.
+    pub fn is_diff(&self, proc: ProcId, reference: &Expr) -> bool {
+        self.facts
+            .get(&proc)
+            .and_then(|f| f.ref_zones.get(&key(reference)))
+            .is_some_and(|zs| zs.iter().any(|z| self.is_diff_zone(*z)))
+    }
+
+    /// `pred/tbr`: TBR⁻ before a statement.
+    pub fn tbr_before(&self, proc: ProcId, stmt: StmtId) -> Set {
+        self.point(proc, stmt)
+            .map(|(i, r)| r.tbr_in[i].clone())
+            .unwrap_or_default()
+    }
+
+    /// `pred/restore`: what the store-all forward sweep saves before the
+    /// statement, out(I) ∩ (TBR⁻(I) ∪ use(I')).
+    pub fn restore(&self, proc: ProcId, stmt: StmtId) -> Set {
+        self.point(proc, stmt)
+            .map(|(i, r)| r.restore[i].clone())
+            .unwrap_or_default()
+    }
+
+    /// `pred/snapshot`: the snapshot of a checkpointed call,
+    /// SNP = out(C) ∩ (TBR⁻(C) ∪ Diff-live⁻(C)) (`adj-out/snapshot`).
+    pub fn snapshot(&self, proc: ProcId, stmt: StmtId) -> Set {
+        let Some((i, r)) = self.point(proc, stmt) else {
+            return Set::new();
+        };
+        self.facts[&proc].points[i]
+            .effect
+            .writes
+            .iter()
+            .copied()
+            .filter(|z| r.tbr_in[i].contains(z) || r.live_in[i].contains(z))
+            .collect()
+    }
+}

@@ -1,0 +1,192 @@
+//! `aioli analyze`: the analyses' results per statement, as readable text
+//! (`report/text`) or JSON (`report/json`, CONTRACT §7).
+
+use super::Analysis;
+use super::blocks::Set;
+use super::facts::PointKind;
+use crate::front::source::SourceMap;
+use crate::il::{LoopHeader, StmtKind};
+use serde_json::{Value, json};
+
+/// One statement's row.
+struct Row {
+    line: usize,
+    text: String,
+    varied_in: Vec<String>,
+    useful_out: Vec<String>,
+    active_in: Vec<String>,
+    active_out: Vec<String>,
+    diff_live: bool,
+    tbr_in: Vec<String>,
+    pushed: Vec<String>,
+}
+
+impl Analysis<'_> {
+    /// Zone names as the user wrote them (`a`, `p.x`), sorted, without
+    /// repetition.
+    fn names(&self, s: &Set) -> Vec<String> {
+        let mut v: Vec<String> = s
+            .iter()
+            .filter(|z| !self.locs.zone(**z).name.starts_with("aioli_tmp"))
+            .map(|z| self.locs.zone(*z).name.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    fn rows(&self, sources: &SourceMap, proc: crate::il::ProcId) -> Vec<Row> {
+        let f = &self.facts[&proc];
+        let r = &self.results[&proc];
+        let mut order: Vec<usize> = (0..f.points.len()).collect();
+        order.sort_by_key(|&i| {
+            let s = f.points[i].kind.stmt();
+            (s.span.file != self.program.main_file, s.span.lo, i)
+        });
+        let mut rows = Vec::new();
+        for i in order {
+            let pt = &f.points[i];
+            let s = pt.kind.stmt();
+            if matches!(s.kind, StmtKind::Decl { .. }) && pt.effect.writes.is_empty() {
+                continue; // a declaration without initializer does nothing
+            }
+            let file = sources.file(s.span.file);
+            let (line, _) = file.line_col(s.span.lo as usize);
+            let text = statement_text(sources, pt.kind);
+            let real = |set: &Set| -> Set {
+                set.iter().copied().filter(|z| self.locs.zone(*z).real).collect()
+            };
+            let active_in: Set = r.varied_in[i].intersection(&r.useful_in[i]).copied().collect();
+            let active_out: Set = r.varied_out[i].intersection(&r.useful_out[i]).copied().collect();
+            rows.push(Row {
+                line,
+                text,
+                varied_in: self.names(&real(&r.varied_in[i])),
+                useful_out: self.names(&real(&r.useful_out[i])),
+                active_in: self.names(&active_in),
+                active_out: self.names(&active_out),
+                diff_live: r.diff_live[i],
+                tbr_in: self.names(&r.tbr_in[i]),
+                pushed: self.names(&r.restore[i]),
+            });
+        }
+        rows
+    }
+
+    /// `report/json`
+    pub fn report_json(&self, sources: &SourceMap) -> String {
+        let procs: Vec<Value> = self
+            .order
+            .iter()
+            .map(|&p| {
+                let statements: Vec<Value> = self
+                    .rows(sources, p)
+                    .into_iter()
+                    .map(|r| {
+                        json!({
+                            "line": r.line,
+                            "text": r.text,
+                            "varied_in": r.varied_in,
+                            "useful_out": r.useful_out,
+                            "active_in": r.active_in,
+                            "active_out": r.active_out,
+                            "diff_live": r.diff_live,
+                            "tbr_in": r.tbr_in,
+                            "pushed": r.pushed,
+                        })
+                    })
+                    .collect();
+                json!({"name": self.program.proc(p).name, "statements": statements})
+            })
+            .collect();
+        let mut s = serde_json::to_string_pretty(&json!({ "procedures": procs }))
+            .unwrap_or_else(|_| "{}".to_string());
+        s.push('\n');
+        s
+    }
+
+    /// `report/text`
+    pub fn report_text(&self, sources: &SourceMap) -> String {
+        use std::fmt::Write;
+        let mut out = String::new();
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "-".to_string()
+            } else {
+                v.join(" ")
+            }
+        };
+        for &p in &self.order {
+            let _ = writeln!(out, "procedure {}", self.program.proc(p).name);
+            for r in self.rows(sources, p) {
+                let _ = writeln!(
+                    out,
+                    "  {:>4}  {}{}",
+                    r.line,
+                    r.text,
+                    if r.diff_live { "" } else { "    [not diff-live]" }
+                );
+                let _ = writeln!(
+                    out,
+                    "        varied-in: {} | useful-out: {} | active-in: {} | active-out: {}",
+                    list(&r.varied_in),
+                    list(&r.useful_out),
+                    list(&r.active_in),
+                    list(&r.active_out)
+                );
+                if !r.tbr_in.is_empty() || !r.pushed.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "        tbr-in: {} | pushed: {}",
+                        list(&r.tbr_in),
+                        list(&r.pushed)
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The statement as written: its source text on one line; a control
+/// statement by its header.
+fn statement_text(sources: &SourceMap, kind: PointKind<'_>) -> String {
+    let s = kind.stmt();
+    let raw = sources.snippet(s.span);
+    let one_line = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    match kind {
+        PointKind::Test(_) => {
+            // The header: up to the body's opening brace or the end of the
+            // line.
+            let head = match &s.kind {
+                StmtKind::Loop {
+                    header: LoopHeader::DoWhile { cond },
+                    ..
+                } => format!("while ({})", one_line(sources.snippet(cond.span))),
+                _ => {
+                    let cut = raw.find('{').unwrap_or(raw.len());
+                    let first = raw[..cut].lines().next().unwrap_or("");
+                    if cut < raw.len() && raw[..cut].lines().count() > 1 {
+                        one_line(&raw[..cut])
+                    } else {
+                        one_line(first)
+                    }
+                }
+            };
+            head.trim_end().to_string()
+        }
+        _ => {
+            let t = one_line(raw);
+            let simple = !matches!(s.kind, StmtKind::Return(None));
+            if t.is_empty() {
+                "(implicit)".to_string()
+            } else if simple && !t.ends_with(';') && !t.ends_with('}') && !t.ends_with(')') {
+                format!("{t};")
+            } else if simple && t.ends_with(')') && !t.starts_with("if") {
+                format!("{t};")
+            } else {
+                t
+            }
+        }
+    }
+}
