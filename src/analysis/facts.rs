@@ -65,6 +65,9 @@ pub struct Point<'a> {
     pub enclosing: Vec<StmtId>,
     /// What the derivative of the point would read (`deriv-use/partial`).
     pub deriv: DerivInfo,
+    /// A step statement of a `for` loop (`i++`): the reversed loop
+    /// recomputes its counter, so store-all saves nothing before it.
+    pub loop_step: bool,
 }
 
 /// The reads of a point's derivative, before activity decides which apply.
@@ -150,6 +153,7 @@ pub fn build<'a>(
                 enclosing_dedup.push(s);
             }
         }
+        let step_block = matches!(b.enclosing.last(), Some(Enclosing::LoopControl(_)));
         for s in &b.stmts {
             points.push(Point {
                 kind: PointKind::Stmt(s),
@@ -157,6 +161,7 @@ pub fn build<'a>(
                 effect: Effect::default(),
                 enclosing: enclosing_dedup.clone(),
                 deriv: DerivInfo::default(),
+                loop_step: step_block,
             });
         }
         match b.branch {
@@ -175,6 +180,7 @@ pub fn build<'a>(
                     effect: Effect::default(),
                     enclosing: enc,
                     deriv: DerivInfo::default(),
+                loop_step: false,
                 });
             }
             Some(Branch::Return(s)) => points.push(Point {
@@ -183,6 +189,7 @@ pub fn build<'a>(
                 effect: Effect::default(),
                 enclosing: enclosing_dedup.clone(),
                 deriv: DerivInfo::default(),
+                loop_step: false,
             }),
             None => {}
         }
@@ -264,9 +271,12 @@ pub fn build<'a>(
         if let Some(c) = call {
             calls.insert(i, c);
         }
-        zones.extend(effect.reads.iter().copied());
-        zones.extend(effect.writes.iter().copied());
         p.effect = effect;
+    }
+    add_control_dependence(program, eb.locs, pid, &mut points);
+    for p in &points {
+        zones.extend(p.effect.reads.iter().copied());
+        zones.extend(p.effect.writes.iter().copied());
     }
     let exit_pts = solution.pts_in[block_entry[1] as usize].clone();
     let ref_zones = std::mem::take(&mut eb.cache);
@@ -281,6 +291,58 @@ pub fn build<'a>(
         exit_pts,
         zones,
         ref_zones,
+    }
+}
+
+/// `dep/summary`: a test writes its control's outcome zone from what it
+/// reads; every write the control encloses depends on that outcome, and
+/// when the control holds a `break`, `continue` or `return`, every write of
+/// the procedure does (the jump decides what runs afterwards).
+fn add_control_dependence(program: &Program, locs: &Locs, pid: ProcId, points: &mut [Point<'_>]) {
+    let jumps = super::jump_controls(program, pid);
+    let mut everywhere = Vec::new();
+    for p in points.iter_mut() {
+        if let PointKind::Test(s) = p.kind
+            && let Some(c) = locs.of_control(pid, s.id)
+        {
+            let reads = p.effect.reads.clone();
+            p.effect.writes.push(c);
+            p.effect.kills.push(c);
+            p.effect.writes.sort_unstable();
+            p.effect.kills.sort_unstable();
+            for u in reads {
+                p.effect.dep.push((u, c));
+            }
+            p.effect.dep.sort_unstable();
+            if jumps.contains(&s.id) {
+                everywhere.push(c);
+            }
+        }
+    }
+    for p in points.iter_mut() {
+        if matches!(p.kind, PointKind::Test(_)) && p.effect.writes.len() == 1 {
+            // A test only writes its own outcome; it still depends on the
+            // controls around it.
+        }
+        let mut controls: Vec<Zone> = p
+            .enclosing
+            .iter()
+            .filter_map(|&c| locs.of_control(pid, c))
+            .collect();
+        controls.extend(everywhere.iter().copied());
+        controls.sort_unstable();
+        controls.dedup();
+        let writes = p.effect.writes.clone();
+        for w in writes {
+            if controls.contains(&w) {
+                continue;
+            }
+            for &c in &controls {
+                p.effect.dep.push((c, w));
+            }
+        }
+        p.effect.dep.sort_unstable();
+        p.effect.dep.dedup();
     }
 }
 

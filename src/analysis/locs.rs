@@ -35,6 +35,9 @@ pub enum ObjKind {
     Target { proc: Option<ProcId>, pointer: Zone },
     /// `loc/result`: the value a function returns.
     Result(ProcId),
+    /// `dep/summary`: the outcome of a control statement's test, so that
+    /// what the statement controls depends on what the test read.
+    Control { proc: ProcId, stmt: StmtId },
 }
 
 #[derive(Clone, Debug)]
@@ -70,6 +73,7 @@ pub struct Locs {
     by_sym: HashMap<SymId, Obj>,
     by_heap: HashMap<(ProcId, StmtId), Obj>,
     by_result: HashMap<ProcId, Obj>,
+    by_control: HashMap<(ProcId, StmtId), Obj>,
     /// Target objects of each interface pointer zone, per procedure.
     by_target: HashMap<(Option<ProcId>, Zone), Obj>,
     places: Vec<(Obj, Vec<usize>)>,
@@ -107,6 +111,22 @@ impl Locs {
         for (pid, p) in program.defined_procs() {
             if let Some(body) = &p.body {
                 crate::il::visit_stmts(&body.stmts, &mut |s| {
+                    if matches!(
+                        s.kind,
+                        StmtKind::If { .. } | StmtKind::Loop { .. } | StmtKind::Switch { .. }
+                    ) {
+                        let o = l.add_object(
+                            program,
+                            ObjKind::Control {
+                                proc: pid,
+                                stmt: s.id,
+                            },
+                            &QualType::int(),
+                            Some(pid),
+                            format!("<control@{}>", s.span.lo),
+                        );
+                        l.by_control.insert((pid, s.id), o);
+                    }
                     if let StmtKind::Alloc { elem, .. } = &s.kind {
                         let o = l.add_object(
                             program,
@@ -193,6 +213,7 @@ impl Locs {
             ObjKind::Var(_) | ObjKind::Result(_) => false,
             ObjKind::Target { .. } => !self.scalar_target_now,
             ObjKind::Heap { .. } => true,
+            ObjKind::Control { .. } => false,
         };
         self.add_leaves(program, id, ty, &mut Vec::new(), name.clone(), false, forced_atom, 0);
         self.objects.push(Object {
@@ -324,6 +345,26 @@ impl Locs {
 
     pub fn of_heap(&self, proc: ProcId, stmt: StmtId) -> Option<Obj> {
         self.by_heap.get(&(proc, stmt)).copied()
+    }
+
+    /// The zone of a control statement's test outcome.
+    pub fn of_control(&self, proc: ProcId, stmt: StmtId) -> Option<Zone> {
+        self.by_control
+            .get(&(proc, stmt))
+            .map(|&o| self.objects[o as usize].zones.start)
+    }
+
+    /// Is this a zone the user can name (not a control outcome)?
+    pub fn is_user_visible(&self, z: Zone) -> bool {
+        !matches!(
+            self.objects[self.zones[z as usize].obj as usize].kind,
+            ObjKind::Control { .. }
+        )
+    }
+
+    /// Does some procedure receive a target for this pointer zone?
+    pub fn has_target(&self, z: Zone) -> bool {
+        self.by_target.keys().any(|(_, p)| *p == z)
     }
 
     pub fn of_result(&self, proc: ProcId) -> Option<Obj> {

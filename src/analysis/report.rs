@@ -28,7 +28,15 @@ impl Analysis<'_> {
         let mut v: Vec<String> = s
             .iter()
             .filter(|z| !self.locs.zone(**z).name.starts_with("aioli_tmp"))
-            .map(|z| self.locs.zone(*z).name.clone())
+            .filter(|z| self.locs.is_user_visible(**z))
+            .map(|&z| {
+                let info = self.locs.zone(z);
+                if info.pointer && self.locs.has_target(z) {
+                    format!("{} (pointer)", info.name)
+                } else {
+                    info.name.clone()
+                }
+            })
             .collect();
         v.sort();
         v.dedup();
@@ -39,16 +47,21 @@ impl Analysis<'_> {
         let f = &self.facts[&proc];
         let r = &self.results[&proc];
         let mut order: Vec<usize> = (0..f.points.len()).collect();
+        let line_of = |i: usize| {
+            let s = f.points[i].kind.stmt();
+            sources.file(s.span.file).line_col(s.span.lo as usize).0
+        };
+        // Source lines in order; on one line, execution order.
         order.sort_by_key(|&i| {
             let s = f.points[i].kind.stmt();
-            (s.span.file != self.program.main_file, s.span.lo, i)
+            (s.span.file != self.program.main_file, line_of(i), i)
         });
         let mut rows = Vec::new();
         for i in order {
             let pt = &f.points[i];
             let s = pt.kind.stmt();
-            if matches!(s.kind, StmtKind::Decl { .. }) && pt.effect.writes.is_empty() {
-                continue; // a declaration without initializer does nothing
+            if pt.effect.writes.is_empty() && pt.effect.reads.is_empty() {
+                continue; // a bare declaration, `return;`: nothing to report
             }
             let file = sources.file(s.span.file);
             let (line, _) = file.line_col(s.span.lo as usize);
