@@ -43,16 +43,16 @@ pub mod dependency {
         struct DepOut(B, Z, Z);
         struct KeptOut(B, Z);
 
-        // dep/entry: Dep⁺(I0) = Id, kept as "zone z still holds its entry value"
+        // `dep/entry`: Dep⁺(I0) = Id, kept as "zone z still holds its entry value"
         KeptIn(b, z) <- Entry(b), Mentioned(z);
-        // dep/untouched: a zone the block does not certainly overwrite may keep it
+        // `dep/untouched`: a zone the block does not certainly overwrite may keep it
         KeptOut(b, z) <- KeptIn(b, z), !Killed(b, z);
-        // dep/compose: Dep⁺ = Dep⁻ ⊗ Dep(block)
+        // `dep/compose`: Dep⁺ = Dep⁻ ⊗ Dep(block)
         DepOut(b, u, w) <- DepIn(b, u, v), Through(b, v, w);
         DepOut(b, u, w) <- KeptIn(b, u), Through(b, u, w);
-        // dep/untouched
+        // `dep/untouched`
         DepOut(b, u, w) <- DepIn(b, u, w), !Written(b, w);
-        // dep/merge
+        // `dep/merge`
         DepIn(c, u, w) <- Edge(b, c), DepOut(b, u, w);
         KeptIn(c, z) <- Edge(b, c), KeptOut(b, z);
     }
@@ -79,13 +79,13 @@ pub mod varied {
         pub struct VariedIn(pub B, pub Z);
         struct VariedOut(B, Z);
 
-        // activity/varied-entry
+        // `activity/varied-entry`
         VariedIn(b, z) <- Seed(b, z);
-        // activity/varied-assign: Varied⁺ = Varied⁻ ⊗ Diff-dep
+        // `activity/varied-assign`: Varied⁺ = Varied⁻ ⊗ Diff-dep
         VariedOut(b, w) <- VariedIn(b, u), Through(b, u, w);
-        // activity/varied-untouched
+        // `activity/varied-untouched`
         VariedOut(b, z) <- VariedIn(b, z), !Written(b, z);
-        // activity/varied-merge
+        // `activity/varied-merge`
         VariedIn(c, z) <- Edge(b, c), VariedOut(b, z);
     }
 
@@ -111,13 +111,13 @@ pub mod useful {
         pub struct UsefulOut(pub B, pub Z);
         struct UsefulIn(B, Z);
 
-        // activity/useful-exit
+        // `activity/useful-exit`
         UsefulOut(b, z) <- Seed(b, z);
-        // activity/useful-assign: Useful⁻ = Diff-dep ⊗ Useful⁺
+        // `activity/useful-assign`: Useful⁻ = Diff-dep ⊗ Useful⁺
         UsefulIn(b, u) <- UsefulOut(b, w), Through(b, u, w);
-        // activity/useful-untouched
+        // `activity/useful-untouched`
         UsefulIn(b, z) <- UsefulOut(b, z), !Written(b, z);
-        // activity/useful-split
+        // `activity/useful-split`
         UsefulOut(b, z) <- Edge(b, c), UsefulIn(c, z);
     }
 
@@ -164,25 +164,25 @@ pub mod diff_live {
         struct LiveIn(B, Z);
         struct AnyLive();
 
-        // diff-live/exit
+        // `diff-live/exit`
         LiveEnd(b, z) <- Seed(b, z);
-        // diff-live/split
+        // `diff-live/split`
         LiveEnd(b, z) <- Edge(b, c), LiveIn(c, z);
-        // diff-live/control-use: a live control's test reads are diff-live
+        // `diff-live/control-use`: a live control's test reads are diff-live
         LiveEnd(b, z) <- TestOf(b, c), ControlLive(c), TestRead(b, z);
-        // diff-live/dep: Dep ⊗ Diff-live⁺
+        // `diff-live/dep`: Dep ⊗ Diff-live⁺
         LiveIn(b, u) <- LiveEnd(b, w), Through(b, u, w);
-        // diff-live/untouched
+        // `diff-live/untouched`
         LiveIn(b, z) <- LiveEnd(b, z), !Written(b, z);
-        // diff-live/use: use(I') composed back to the block entry
+        // `diff-live/use`: use(I') composed back to the block entry
         LiveIn(b, u) <- UseGen(b, u);
-        // diff-live/stmt: out(I) ∩ Diff-live⁺(I) ≠ ∅
+        // `diff-live/stmt`: out(I) ∩ Diff-live⁺(I) ≠ ∅
         StmtLive(s) <- StaticLive(s);
         StmtLive(s) <- LiveIf(s, b, w), LiveEnd(b, w);
-        // diff-live/control: enclosing a diff-live or active statement
+        // `diff-live/control`: enclosing a diff-live or active statement
         ControlLive(c) <- StmtLive(s), Encloses(c, s);
         ControlLive(c) <- ActiveStmt(s), Encloses(c, s);
-        // diff-live/control: a jump decides which live statements run
+        // `diff-live/control`: a jump decides which live statements run
         AnyLive() <- StmtLive(_);
         AnyLive() <- ActiveStmt(_);
         ControlLive(c) <- HasJump(c), AnyLive();
@@ -212,13 +212,13 @@ pub mod gen_kill {
         pub struct Reach(pub B, pub Z);
         struct Leave(B, Z);
 
-        // tbr/entry, adj-out/exit: the seed at the start of the propagation
+        // `tbr/entry`, `adj-out/exit`: the seed at the start of the propagation
         Reach(b, z) <- Seed(b, z);
-        // tbr/kill, adj-out/write: what the block certainly removes
+        // `tbr/kill`, `adj-out/write`: what the block certainly removes
         Leave(b, z) <- Reach(b, z), !Removes(b, z);
-        // tbr/use, adj-out/write: what the block adds
+        // `tbr/use`, `adj-out/write`: what the block adds
         Leave(b, z) <- Adds(b, z);
-        // tbr/merge, adj-out/split
+        // `tbr/merge`, `adj-out/split`
         Reach(c, z) <- Edge(b, c), Leave(b, z);
     }
 
@@ -256,15 +256,15 @@ pub mod inout {
         struct WriteOut(B, Z);
         struct UninitOut(B, Z);
 
-        // inout/upward-read
+        // `inout/upward-read`
         UpIn(b, z) <- UpGen(b, z);
         UpIn(b, z) <- UpOut(b, z), !Killed(b, z);
         UpOut(b, z) <- Edge(b, c), UpIn(c, z);
-        // inout/may-write
+        // `inout/may-write`
         WriteAfter(b, z) <- Written(b, z);
         WriteAfter(b, z) <- WriteOut(b, z);
         WriteOut(b, z) <- Edge(b, c), WriteAfter(c, z);
-        // inout/uninit: any write initialises
+        // `inout/uninit`: any write initialises
         UninitIn(b, z) <- Entry(b), Local(z);
         UninitOut(b, z) <- UninitIn(b, z), !Written(b, z);
         UninitIn(c, z) <- Edge(b, c), UninitOut(b, z);

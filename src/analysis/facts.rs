@@ -588,7 +588,7 @@ impl PtrBuilder<'_, '_> {
             let v = self.pval(rhs);
             self.store_value(lhs, v, n);
         } else {
-            // eff/struct-copy: a struct with pointer fields.
+            // `eff/struct-copy`: a struct with pointer fields.
             let (base, path) = self.lref(lhs);
             self.struct_copy(base, &path, rhs, n);
         }
@@ -644,7 +644,7 @@ impl PtrBuilder<'_, '_> {
         self.store_at(&base, &path, v, n, whole);
     }
 
-    /// ptr/strong, ptr/weak
+    /// `ptr/strong`, `ptr/weak`
     fn store_at(&mut self, base: &RefBase, path: &[usize], v: Val, n: Node, whole: bool) {
         match base {
             RefBase::Direct(obj) => {
@@ -730,17 +730,17 @@ impl PtrBuilder<'_, '_> {
                 let (base, path) = self.lref(e);
                 self.address_into(v, &base, &path);
             }
-            // ptr/load
+            // `ptr/load`
             ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
                 let (base, path) = self.lref(e);
                 self.load_into(v, &base, &path);
             }
-            // ptr/address
+            // `ptr/address`
             ExprKind::AddrOf(r) => {
                 let (base, path) = self.lref(r);
                 self.address_into(v, &base, &path);
             }
-            // ptr/copy
+            // `ptr/copy`
             ExprKind::Cast { arg, .. } | ExprKind::Unary { arg, .. } => {
                 if is_pointer_like(self.program, arg) {
                     let w = self.pval(arg);
@@ -774,7 +774,7 @@ impl PtrBuilder<'_, '_> {
                     }
                 }
             }
-            // ptr/null
+            // `ptr/null`
             ExprKind::IntConst { .. } => self.facts.val_static.push((v, NULL_PLACE)),
             _ => {}
         }
@@ -846,7 +846,7 @@ impl PtrBuilder<'_, '_> {
         }
         let summary = self.summaries.get(&callee);
         let cproc = self.program.proc(callee);
-        // call/map-target: the value each callee interface pointer had at
+        // `call/map-target`: the value each callee interface pointer had at
         // the call, in caller terms.
         let entry = self.locs.entry_pointers(callee);
         for (zp, _) in &entry {
@@ -909,7 +909,7 @@ impl PtrBuilder<'_, '_> {
                 }
             }
         } else if library_writes {
-            // eff/library-call: a library function may redirect pointers it
+            // `eff/library-call`: a library function may redirect pointers it
             // receives the address of; they keep their destinations too.
         }
         self.node = after;
@@ -1107,7 +1107,7 @@ impl EffectBuilder<'_, '_> {
             .unwrap_or_default()
     }
 
-    /// ptr/resolve
+    /// `ptr/resolve`
     fn ref_zones(&mut self, e: &Expr) -> RefZones {
         let mut r = RefZones::default();
         let (places, path, must) = self.ref_places(e, &mut r.address_reads);
@@ -1118,7 +1118,7 @@ impl EffectBuilder<'_, '_> {
         }
         zones.sort_unstable();
         zones.dedup();
-        // eff/kill: one non-atom destination, written whole.
+        // `eff/kill`: one non-atom destination, written whole.
         r.must = must
             && places.len() == 1
             && !zones.is_empty()
@@ -1163,7 +1163,7 @@ impl EffectBuilder<'_, '_> {
         }
     }
 
-    /// eff/read: the zones evaluating `e` reads.
+    /// `eff/read`: the zones evaluating `e` reads.
     fn reads(&mut self, e: &Expr, out: &mut Vec<Zone>) {
         match &e.kind {
             ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
@@ -1194,10 +1194,10 @@ impl EffectBuilder<'_, '_> {
         }
     }
 
-    /// eff/diff-dep, eff/nondiff: the zones read at differentiable positions.
+    /// `eff/diff-dep`, `eff/nondiff`: the zones read at differentiable positions.
     fn diff_reads(&mut self, e: &Expr, out: &mut Vec<Zone>) {
         if !self.program.is_real(&e.ty.ty) && !self.is_struct(e) {
-            return; // eff/nondiff: integer-valued
+            return; // `eff/nondiff`: integer-valued
         }
         match &e.kind {
             ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
@@ -1266,7 +1266,7 @@ impl EffectBuilder<'_, '_> {
                     )
             });
         if struct_copy {
-            // eff/struct-copy: field to field.
+            // `eff/struct-copy`: field to field.
             let src = self.ref_zones(rhs.unwrap());
             for &w in &target.zones {
                 let wpath = self.locs.zone(w).path.clone();
@@ -1317,7 +1317,7 @@ impl EffectBuilder<'_, '_> {
         let mut acc = EffectAcc::default();
         let mut site = None;
         match kind {
-            // eff/control
+            // `eff/control`
             PointKind::Test(s) => {
                 let mut reads = Vec::new();
                 match &s.kind {
@@ -1333,7 +1333,7 @@ impl EffectBuilder<'_, '_> {
                 }
                 acc.reads = reads;
             }
-            // eff/return
+            // `eff/return`
             PointKind::Return(s) => {
                 if let StmtKind::Return(Some(e)) = &s.kind {
                     let mut reads = Vec::new();
@@ -1377,7 +1377,7 @@ impl EffectBuilder<'_, '_> {
             }
             PointKind::Stmt(s) => match &s.kind {
                 StmtKind::Assign { lhs, rhs, .. } => self.assign_into(lhs, Some(rhs), &mut acc),
-                // eff/decl
+                // `eff/decl`
                 StmtKind::Decl { vars, .. } => {
                     for d in vars {
                         let obj = self.locs.of_sym(d.sym);
@@ -1410,7 +1410,7 @@ impl EffectBuilder<'_, '_> {
                         }
                     }
                 }
-                // eff/alloc
+                // `eff/alloc`
                 StmtKind::Alloc {
                     target,
                     count,
@@ -1432,7 +1432,7 @@ impl EffectBuilder<'_, '_> {
                         }
                     }
                 }
-                // eff/free
+                // `eff/free`
                 StmtKind::Free { ptr } => {
                     let mut reads = Vec::new();
                     self.reads(ptr, &mut reads);
@@ -1465,7 +1465,7 @@ impl EffectBuilder<'_, '_> {
         (acc.finish(), site)
     }
 
-    /// deriv-use/partial, deriv-use/address, deriv-use/call
+    /// `deriv-use/partial`, `deriv-use/address`, `deriv-use/call`
     fn deriv_info(&mut self, kind: PointKind<'_>) -> DerivInfo {
         let mut d = DerivInfo::default();
         match kind {
@@ -1590,7 +1590,7 @@ impl EffectBuilder<'_, '_> {
         }
     }
 
-    /// call/summary, call/by-value, call/map-target, call/map-result
+    /// `call/summary`, `call/by-value`, `call/map-target`, `call/map-result`
     #[allow(clippy::too_many_arguments)]
     fn call_effect(
         &mut self,
@@ -1640,7 +1640,7 @@ impl EffectBuilder<'_, '_> {
             let obj = self.locs.object(info.obj).clone();
             match obj.kind {
                 ObjKind::Var(sym) if obj.owner == Some(callee) => {
-                    // call/by-value: a parameter is a copy of the actual.
+                    // `call/by-value`: a parameter is a copy of the actual.
                     if let Some(i) = cproc.params.iter().position(|p| *p == sym)
                         && let Some(a) = args.get(i)
                     {
@@ -1789,7 +1789,7 @@ fn var_expr(program: &Program, sym: crate::il::SymId, s: &Stmt) -> Expr {
     Expr::new(ExprKind::Var(sym), program.sym(sym).ty.clone(), s.span)
 }
 
-/// eff/library-call: what a procedure without a body does, from its
+/// `eff/library-call`: what a procedure without a body does, from its
 /// signature: reads its arguments and what they point to, writes what
 /// non-const pointers point to and its result; `memcpy`/`memmove` copy
 /// differentiably from source to destination.
@@ -1892,7 +1892,7 @@ impl EffectAcc {
             if m {
                 e.kills.push(z);
             } else {
-                // eff/dep: an element write keeps the rest of the zone.
+                // `eff/dep`: an element write keeps the rest of the zone.
                 self.dep.push((z, z));
                 if real {
                     self.diff_dep.push((z, z));

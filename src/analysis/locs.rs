@@ -101,7 +101,7 @@ impl Locs {
         for (i, sym) in program.symbols.iter().enumerate() {
             let id = SymId(i as u32);
             let owner = if sym.kind == SymKind::Global || sym.storage == Storage::Static {
-                None // loc/static-local
+                None // `loc/static-local`
             } else {
                 owner_of_scope(program, &param_scopes, sym.scope)
             };
@@ -147,7 +147,7 @@ impl Locs {
                     l.add_object(program, ObjKind::Result(pid), &p.ret, Some(pid), p.name.clone());
                 l.by_result.insert(pid, o);
             }
-            // loc/target: the pointers a procedure receives. A pointer
+            // `loc/target`: the pointers a procedure receives. A pointer
             // parameter only ever dereferenced as `*p` / `p->f` (never
             // indexed, moved, copied or passed on) designates one object,
             // so its target is not an atom.

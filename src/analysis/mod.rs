@@ -95,7 +95,7 @@ pub fn analyze<'a>(program: &'a Program, heads: &[Head]) -> Analysis<'a> {
     let mut summaries: HashMap<ProcId, Summary> = HashMap::new();
     let mut facts: HashMap<ProcId, ProcFacts<'a>> = HashMap::new();
     for comp in &sccs {
-        // call/recursion: iterate the component from empty summaries.
+        // `call/recursion`: iterate the component from empty summaries.
         let recursive = comp.len() > 1 || graph[comp[0].index()].contains(&comp[0]);
         if recursive {
             for &p in comp {
@@ -237,7 +237,7 @@ fn entry_visible(locs: &Locs, proc: ProcId, program: &Program, z: Zone) -> bool 
     }
 }
 
-/// call/summary: a procedure's summary from its facts.
+/// `call/summary`: a procedure's summary from its facts.
 fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
     let proc = f.proc;
     let mut s = Summary::default();
@@ -247,7 +247,7 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
     for p in &f.points {
         written.extend(p.effect.writes.iter().copied());
     }
-    // inout/must-write: written, and not kept on any path to the exit.
+    // `inout/must-write`: written, and not kept on any path to the exit.
     for &w in &written {
         if !locs.is_interface(proc, w) {
             continue;
@@ -267,7 +267,7 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
             s.diff_dep.push((u, w));
         }
     }
-    // dep/summary: a zone maybe left unwritten keeps its value.
+    // `dep/summary`: a zone maybe left unwritten keeps its value.
     for &w in &s.writes {
         if kept.contains(&w) {
             s.dep.push((w, w));
@@ -340,7 +340,7 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
     rt.extend(locals.iter().map(|&z| Local(z)));
     for (b, range) in f.blocks.iter().enumerate() {
         let b = b as u32;
-        // inout/upward-read composed backward over the block.
+        // `inout/upward-read` composed backward over the block.
         let mut up = Set::new();
         let mut written = Set::new();
         let mut killed = Set::new();
@@ -431,7 +431,7 @@ impl<'a> Analysis<'a> {
                     let ue = useful_ctx.get(&p).cloned().unwrap_or_default();
                     let le = live_ctx.get(&p).cloned().unwrap_or_default();
                     let r = self.analyze_proc(p, ve, ue, le);
-                    // call/envelope: contexts this procedure gives its callees.
+                    // `call/envelope`: contexts this procedure gives its callees.
                     let f = &self.facts[&p];
                     for (&i, site) in &f.calls {
                         let Some(callee) = site.callee else { continue };
@@ -457,7 +457,15 @@ impl<'a> Analysis<'a> {
                                 l.insert(cz);
                             }
                         }
-                        let v: Set = v.into_iter().filter(|z| self.locs.zone(*z).real).collect();
+                        // Varied at entry: what the callee receives, never its
+                        // result (`call/envelope`).
+                        let v: Set = v
+                            .into_iter()
+                            .filter(|z| self.locs.zone(*z).real)
+                            .filter(|z| {
+                                !matches!(self.locs.object(self.locs.zone(*z).obj).kind, ObjKind::Result(_))
+                            })
+                            .collect();
                         let u: Set = u.into_iter().filter(|z| self.locs.zone(*z).real).collect();
                         for (ctx, add) in [
                             (&mut varied_ctx, v),
@@ -572,7 +580,7 @@ impl<'a> Analysis<'a> {
                 .any(|w| r.varied_in[i].contains(w) && r.useful_out[i].contains(w));
             let d = &pt.deriv;
             if d.call {
-                // deriv-use/call: an active call (isActiveCall)
+                // `deriv-use/call`: an active call (isActiveCall)
                 let active_arg = pt.effect.reads.iter().chain(pt.effect.writes.iter()).any(|z| {
                     (r.varied_in[i].contains(z) && r.useful_in[i].contains(z))
                         || active_after.contains(z)
@@ -586,7 +594,7 @@ impl<'a> Analysis<'a> {
                 }
             } else if writes_active {
                 r.active[i] = true;
-                // deriv-use/partial, deriv-use/address
+                // `deriv-use/partial`, `deriv-use/address`
                 let u = &mut r.deriv_use[i];
                 u.extend(d.lhs_addr.iter().copied());
                 for (leaf, needs) in &d.leaves {
@@ -762,7 +770,7 @@ impl<'a> Analysis<'a> {
             for i in range.clone() {
                 r.tbr_in[i] = s.clone();
                 if r.diff_live[i] && !f.points[i].loop_step {
-                    // tbr/restore: out(I) ∩ (TBR⁻(I) ∪ use(I')); a for
+                    // `tbr/restore`: out(I) ∩ (TBR⁻(I) ∪ use(I')); a for
                     // loop's step is regenerated by the reversed loop
                     r.restore[i] = f.points[i]
                         .effect
@@ -779,12 +787,12 @@ impl<'a> Analysis<'a> {
         let reversed: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (b, a)).collect();
         let step_sets = |i: usize| -> (Set, Set) {
             if r.diff_live[i] {
-                // adj-out/write
+                // `adj-out/write`
                 let out: Set = f.points[i].effect.writes.iter().copied().collect();
                 let saved: Set = r.tbr_in[i].union(&r.deriv_use[i]).copied().collect();
                 (out, saved)
             } else {
-                // adj-out/absent
+                // `adj-out/absent`
                 (Set::new(), Set::new())
             }
         };
@@ -828,7 +836,7 @@ impl<'a> Analysis<'a> {
                 h.dependents.iter().map(|&v| (v, self.head_zones(h, v))).collect();
             let indep_zones: Vec<(HeadVar, Vec<Zone>)> =
                 h.independents.iter().map(|&v| (v, self.head_zones(h, v))).collect();
-            // warn/independent-unused
+            // `warn/independent-unused`
             for (v, us) in &indep_zones {
                 let used = us.iter().any(|&u| {
                     dep_zones.iter().any(|(_, ws)| ws.iter().any(|&w| depends(u, w)))
@@ -844,7 +852,7 @@ impl<'a> Analysis<'a> {
                     ));
                 }
             }
-            // warn/dependent-constant
+            // `warn/dependent-constant`
             for (v, ws) in &dep_zones {
                 let reached = ws.iter().any(|&w| {
                     indep_zones.iter().any(|(_, us)| us.iter().any(|&u| depends(u, w)))
@@ -863,7 +871,7 @@ impl<'a> Analysis<'a> {
         }
         for &pid in &self.order {
             let f = &self.facts[&pid];
-            // warn/uninit
+            // `warn/uninit`
             let locals: Set = f
                 .zones
                 .iter()
@@ -904,7 +912,7 @@ impl<'a> Analysis<'a> {
                     }
                 }
             }
-            // warn/alias
+            // `warn/alias`
             for (&i, site) in &f.calls {
                 let Some(callee) = site.callee else { continue };
                 let cproc = self.program.proc(callee);
@@ -987,7 +995,7 @@ impl<'a> Analysis<'a> {
         self.warnings = out;
     }
 
-    /// inout/cst and inout/dead per point.
+    /// `inout/cst` and `inout/dead` per point.
     fn inout_points(&self, f: &ProcFacts<'_>, r: &mut ProcResult) {
         let sol = inout_solution(f, &Set::new());
         let n = f.points.len();

@@ -57,22 +57,22 @@ mod datalog {
         pub struct ValPlace(pub Val, pub Place);
         struct PtsOut(Node, Zone, Place);
 
-        // ptr/entry
+        // `ptr/entry`
         PtsIn(n, z, p) <- EntryPts(n, z, p);
-        // ptr/merge
+        // `ptr/merge`
         PtsIn(m, z, p) <- Flow(n, m), PtsOut(n, z, p);
-        // ptr/strong: a direct store replaces, other nodes pass through
+        // `ptr/strong`: a direct store replaces, other nodes pass through
         PtsOut(n, z, p) <- PtsIn(n, z, p), !Strong(n, z);
         PtsOut(n, z, p) <- StoreDirect(n, z, v), ValPlace(v, p);
-        // ptr/weak: a store through a pointer adds destinations
+        // `ptr/weak`: a store through a pointer adds destinations
         PtsOut(n, z, p) <- StoreThrough(n, a, path, v), ValPlace(a, pa), PlaceZone(pa, path, z), ValPlace(v, p);
 
-        // ptr/address, ptr/null, ptr/alloc
+        // `ptr/address`, `ptr/null`, `ptr/alloc`
         ValPlace(v, p) <- ValStatic(v, p);
-        // ptr/copy
+        // `ptr/copy`
         ValPlace(v, p) <- ValCopy(v, w), ValPlace(w, p);
         ValPlace(v, p) <- ValExtend(v, w, path), ValPlace(w, q), PlaceExtend(q, path, p);
-        // ptr/load
+        // `ptr/load`
         ValPlace(v, p) <- ValLoad(v, z), ValAt(v, n), PtsIn(n, z, p);
         ValPlace(v, p) <- ValLoadThrough(v, w, path), ValPlace(w, q), PlaceZone(q, path, z), ValAt(v, n), PtsIn(n, z, p);
     }

@@ -16,7 +16,33 @@ impl Analysis<'_> {
         Some((i, self.results.get(&proc)?))
     }
 
-    /// Active⁻ at a statement.
+    /// The in-out classes of a procedure's interface zones (from its
+    /// summary): `inout/read-then-written`, `inout/read-only`,
+    /// `inout/written-only`; every other zone is `inout/untouched`.
+    pub fn inout_classes(&self, proc: ProcId) -> (Set, Set, Set) {
+        let mut both = Set::new();
+        let mut read_only = Set::new();
+        let mut written_only = Set::new();
+        let Some(sm) = self.summaries.get(&proc) else {
+            return (both, read_only, written_only);
+        };
+        let visible = |z: &Zone| self.locs.is_interface(proc, *z) && self.locs.is_user_visible(*z);
+        for z in sm.reads.iter().filter(|z| visible(z)) {
+            if sm.writes.contains(z) {
+                both.insert(*z);
+            } else {
+                read_only.insert(*z);
+            }
+        }
+        for z in sm.writes.iter().filter(|z| visible(z)) {
+            if !sm.reads.contains(z) {
+                written_only.insert(*z);
+            }
+        }
+        (both, read_only, written_only)
+    }
+
+    /// Active⁻ at a statement (`activity/active`).
     pub fn active_before(&self, proc: ProcId, stmt: StmtId) -> Set {
         self.point(proc, stmt)
             .map(|(i, r)| r.varied_in[i].intersection(&r.useful_in[i]).copied().collect())

@@ -25,13 +25,26 @@ impl Analysis<'_> {
     /// Zone names as the user wrote them (`a`, `p.x`), sorted, without
     /// repetition.
     fn names(&self, s: &Set) -> Vec<String> {
+        self.names_in(s, None)
+    }
+
+    /// Zone names; heap objects are named by the line of their allocation
+    /// when the sources are at hand (`alloc@12`).
+    fn names_in(&self, s: &Set, sources: Option<&SourceMap>) -> Vec<String> {
         let mut v: Vec<String> = s
             .iter()
             .filter(|z| !self.locs.zone(**z).name.starts_with("aioli_tmp"))
             .filter(|z| self.locs.is_user_visible(**z))
             .map(|&z| {
                 let info = self.locs.zone(z);
-                if info.pointer && self.locs.has_target(z) {
+                if let (Some(src), super::locs::ObjKind::Heap { proc, stmt }) =
+                    (sources, &self.locs.object(info.obj).kind)
+                    && let Some(span) = heap_span(self.program, *proc, *stmt)
+                {
+                    let line = src.file(span.file).line_col(span.lo as usize).0;
+                    let field = info.name.find('.').map(|i| &info.name[i..]).unwrap_or("");
+                    format!("alloc@{line}{field}")
+                } else if info.pointer && self.locs.has_target(z) {
                     format!("{} (pointer)", info.name)
                 } else {
                     info.name.clone()
@@ -69,18 +82,20 @@ impl Analysis<'_> {
             let real = |set: &Set| -> Set {
                 set.iter().copied().filter(|z| self.locs.zone(*z).real).collect()
             };
+            // `activity/active`: Active = Varied ∩ Useful
             let active_in: Set = r.varied_in[i].intersection(&r.useful_in[i]).copied().collect();
             let active_out: Set = r.varied_out[i].intersection(&r.useful_out[i]).copied().collect();
             rows.push(Row {
                 line,
                 text,
-                varied_in: self.names(&real(&r.varied_in[i])),
-                useful_out: self.names(&real(&r.useful_out[i])),
-                active_in: self.names(&active_in),
-                active_out: self.names(&active_out),
+                varied_in: self.names_in(&real(&r.varied_in[i]), Some(sources)),
+                useful_out: self.names_in(&real(&r.useful_out[i]), Some(sources)),
+                active_in: self.names_in(&active_in, Some(sources)),
+                active_out: self.names_in(&active_out, Some(sources)),
                 diff_live: r.diff_live[i],
-                tbr_in: self.names(&r.tbr_in[i]),
-                pushed: self.names(&r.restore[i]),
+                tbr_in: self.names_in(&r.tbr_in[i], Some(sources)),
+                // `report/pushed`: what store-all saves before the statement
+                pushed: self.names_in(&r.restore[i], Some(sources)),
             });
         }
         rows
@@ -131,6 +146,16 @@ impl Analysis<'_> {
         };
         for &p in &self.order {
             let _ = writeln!(out, "procedure {}", self.program.proc(p).name);
+            let classes = self.inout_classes(p);
+            for (label, zones) in [
+                ("read-then-written", &classes.0),
+                ("read-only", &classes.1),
+                ("written-only", &classes.2),
+            ] {
+                if !zones.is_empty() {
+                    let _ = writeln!(out, "  in-out {label}: {}", self.names_in(zones, Some(sources)).join(" "));
+                }
+            }
             for r in self.rows(sources, p) {
                 let _ = writeln!(
                     out,
@@ -202,4 +227,20 @@ fn statement_text(sources: &SourceMap, kind: PointKind<'_>) -> String {
             }
         }
     }
+}
+
+/// Where an allocation statement is.
+fn heap_span(
+    program: &crate::il::Program,
+    proc: crate::il::ProcId,
+    stmt: crate::il::StmtId,
+) -> Option<crate::front::source::Span> {
+    let body = program.proc(proc).body.as_ref()?;
+    let mut found = None;
+    crate::il::visit_stmts(&body.stmts, &mut |s| {
+        if s.id == stmt {
+            found = Some(s.span);
+        }
+    });
+    found
 }
