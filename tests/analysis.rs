@@ -24,7 +24,10 @@ fn report(path: &Path) -> String {
         let text = diag::render(&loaded.sources, w);
         // Paths relative to the fixture directory, so snapshots do not
         // depend on where the repository lives.
-        out.push_str(&text.replace(&format!("{}/", common::fixture_dir("analysis").display()), ""));
+        out.push_str(&text.replace(
+            &format!("{}/", common::fixture_dir("analysis").display()),
+            "",
+        ));
     }
     out
 }
@@ -97,9 +100,14 @@ fn figure_8_activity() {
             );
             let text = r["text"].as_str().unwrap();
             let writes_active = !names(&r["active_out"]).is_empty()
-                && names(&r["active_out"]).iter().any(|n| text.starts_with(n.as_str()) || text.starts_with(&format!("*{n}")));
+                && names(&r["active_out"])
+                    .iter()
+                    .any(|n| text.starts_with(n.as_str()) || text.starts_with(&format!("*{n}")));
             if text.contains("a * c") {
-                assert!(names(&r["active_out"]).contains(&d.to_string()), "{file}: {r}");
+                assert!(
+                    names(&r["active_out"]).contains(&d.to_string()),
+                    "{file}: {r}"
+                );
             } else {
                 assert!(!writes_active, "{file}: only d = a*c is active: {r}");
             }
@@ -204,6 +212,7 @@ fn predicates_agree_with_the_report() {
 }
 
 /// Warnings users need (`warn/independent-unused` `warn/dependent-constant`
+/// `inout/uninit`
 /// `warn/uninit` `warn/alias`), located in the source.
 #[test]
 fn warnings_fixture() {
@@ -216,7 +225,10 @@ fn warnings_fixture() {
         "may designate the same memory",
         "may point to global",
     ] {
-        assert!(text.contains(needle), "missing warning '{needle}' in:\n{text}");
+        assert!(
+            text.contains(needle),
+            "missing warning '{needle}' in:\n{text}"
+        );
     }
 }
 
@@ -226,10 +238,20 @@ fn warnings_fixture() {
 fn analyze_json_through_the_command_line() {
     let path = common::fixture_dir("analysis").join("fig8_globals.c");
     let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .args(["analyze", path.to_str().unwrap(), "--head", &head_of(&path), "--json"])
+        .args([
+            "analyze",
+            path.to_str().unwrap(),
+            "--head",
+            &head_of(&path),
+            "--json",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let stmt = &json["procedures"][0]["statements"][0];
     for key in [
@@ -251,4 +273,74 @@ fn analyze_json_through_the_command_line() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("error: head"));
+}
+
+/// Summaries and in-out on `globals.c`'s callee: `accumulate(v)` reads and
+/// overwrites `g_energy` and `g_count`, reads `g_scale`
+/// (`inout/upward-read` `inout/may-write` `inout/must-write`), and its
+/// dependency summaries relate `g_energy` to `g_scale`, `v` and itself
+/// (`dep/entry` `dep/compose` `dep/untouched` `dep/merge` `dep/summary`
+/// `diff-dep/equations`); Cst and Dead hold per point (`inout/cst`
+/// `inout/dead`).
+#[test]
+fn summaries_and_inout() {
+    let (loaded, head) = analysis_of("globals.c");
+    let h = analysis::parse_head(&loaded.program, &head).unwrap();
+    let a = analysis::analyze(&loaded.program, &[h]);
+    let program = &loaded.program;
+    let acc = program.proc_by_name("accumulate").unwrap();
+    let zone = |name: &str| {
+        (0..a.locs.zone_count() as u32)
+            .find(|&z| a.locs.zone(z).name == name && a.locs.is_global(z))
+            .unwrap()
+    };
+    let (energy, scale, count) = (zone("g_energy"), zone("g_scale"), zone("g_count"));
+    let v = a
+        .locs
+        .object_zones(a.locs.of_sym(program.proc(acc).params[0]))
+        .next()
+        .unwrap();
+    let s = &a.summaries[&acc];
+    for z in [energy, scale, count, v] {
+        assert!(s.reads.contains(&z), "read {}", a.locs.zone(z).name);
+    }
+    assert!(s.writes.contains(&energy) && s.writes.contains(&count));
+    assert!(!s.writes.contains(&scale) && !s.writes.contains(&v));
+    assert!(s.kills.contains(&energy) && s.kills.contains(&count));
+    for u in [energy, scale, v] {
+        assert!(s.dep.contains(&(u, energy)) && s.diff_dep.contains(&(u, energy)));
+    }
+    assert!(s.dep.contains(&(count, count)) && !s.diff_dep.contains(&(count, energy)));
+    let r = &a.results[&acc];
+    // Before the first statement, g_scale stays constant to the exit and
+    // g_count's value is read later; after the last, everything is dead.
+    assert!(r.cst[0].contains(&scale) && !r.cst[0].contains(&energy));
+    assert!(!r.dead[0].contains(&count));
+    let (both, read_only, written_only) = a.inout_classes(acc);
+    assert!(both.contains(&energy) && read_only.contains(&scale) && written_only.is_empty());
+}
+
+/// Control diff-liveness on `control.c`: an `if` around an active
+/// statement is diff-live and its test operands with it; an `if` doing
+/// only integer work is not (`diff-live/control` `diff-live/control-use`).
+/// An active call's derivative reads what the call reads
+/// (`deriv-use/call`).
+#[test]
+fn control_and_call_diff_liveness() {
+    let (loaded, head) = analysis_of("control.c");
+    let h = analysis::parse_head(&loaded.program, &head).unwrap();
+    let a = analysis::analyze(&loaded.program, &[h.clone()]);
+    let tests: Vec<(String, bool)> = rows(&a, &loaded, a.program.proc(h.proc).name.as_str())
+        .iter()
+        .filter(|r| r["text"].as_str().unwrap().starts_with("if"))
+        .map(|r| (r["text"].as_str().unwrap().to_string(), r["diff_live"] == true))
+        .collect();
+    assert!(tests.iter().any(|t| t.1), "{tests:?}");
+    assert!(tests.iter().any(|t| !t.1), "{tests:?}");
+    let (loaded, head) = analysis_of("call_by_value.c");
+    let h = analysis::parse_head(&loaded.program, &head).unwrap();
+    let a = analysis::analyze(&loaded.program, &[h.clone()]);
+    let f = &a.facts[&h.proc];
+    let call = f.calls.keys().copied().next().unwrap();
+    assert!(!a.results[&h.proc].deriv_use[call].is_empty());
 }

@@ -69,7 +69,11 @@ pub fn compose(points: &[Point<'_>], rel: Rel) -> Composed {
 
 /// Forward through one point: `S ⊗ Rel(I)` (`activity/varied-assign`).
 pub fn forward(s: &Set, e: &Effect, rel: Rel) -> Set {
-    let mut out: Set = s.iter().copied().filter(|z| e.writes.binary_search(z).is_err()).collect();
+    let mut out: Set = s
+        .iter()
+        .copied()
+        .filter(|z| e.writes.binary_search(z).is_err())
+        .collect();
     for &(u, w) in pairs(e, rel) {
         if s.contains(&u) {
             out.insert(w);
@@ -80,7 +84,11 @@ pub fn forward(s: &Set, e: &Effect, rel: Rel) -> Set {
 
 /// Backward through one point: `Rel(I) ⊗ S` (`activity/useful-assign`).
 pub fn backward(s: &Set, e: &Effect, rel: Rel) -> Set {
-    let mut out: Set = s.iter().copied().filter(|z| e.writes.binary_search(z).is_err()).collect();
+    let mut out: Set = s
+        .iter()
+        .copied()
+        .filter(|z| e.writes.binary_search(z).is_err())
+        .collect();
     for &(u, w) in pairs(e, rel) {
         if s.contains(&w) {
             out.insert(u);
@@ -109,5 +117,8 @@ impl GenKill {
 
 /// One step `S ↦ (S ∪ add) \ remove`.
 pub fn step(s: &Set, add: &Set, remove: &Set) -> Set {
-    s.union(add).copied().filter(|z| !remove.contains(z)).collect()
+    s.union(add)
+        .copied()
+        .filter(|z| !remove.contains(z))
+        .collect()
 }

@@ -180,7 +180,7 @@ pub fn build<'a>(
                     effect: Effect::default(),
                     enclosing: enc,
                     deriv: DerivInfo::default(),
-                loop_step: false,
+                    loop_step: false,
                 });
             }
             Some(Branch::Return(s)) => points.push(Point {
@@ -236,9 +236,19 @@ pub fn build<'a>(
             pb.facts.flow.push((block_exit[b], block_entry[s as usize]));
         }
     }
+    // Pointers stored in the procedure are propagated through its graph;
+    // the others keep their entry destinations (all of them when something
+    // is stored through a pointer, which may reach any pointer zone).
+    let stored: std::collections::HashSet<Zone> =
+        pb.facts.store_direct.iter().map(|&(_, z, _)| z).collect();
+    let through = !pb.facts.store_through.is_empty();
     for (z, target) in pb.locs.entry_pointers(pid) {
         let place = pb.locs.intern((target, Vec::new()));
-        pb.facts.entry.push((block_entry[0], z, place));
+        if through || stored.contains(&z) {
+            pb.facts.entry.push((block_entry[0], z, place));
+        } else {
+            pb.facts.constant.push((z, place));
+        }
     }
     let (place_zone, place_extend) = pb.place_tables();
     let solution = pointers::solve(&pb.facts, &place_zone, &place_extend);
@@ -598,9 +608,10 @@ impl PtrBuilder<'_, '_> {
     /// `(base, path)`.
     fn struct_copy(&mut self, base: RefBase, path: &[usize], rhs: &Expr, n: Node) {
         let (src_base, src_path) = match &rhs.kind {
-            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
-                self.lref(rhs)
-            }
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_) => self.lref(rhs),
             _ => {
                 self.expr(rhs);
                 return;
@@ -724,14 +735,20 @@ impl PtrBuilder<'_, '_> {
         let array_typed = matches!(self.program.resolve(&e.ty.ty), Type::Array { .. });
         match &e.kind {
             // An array decays to the address of its first element.
-            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_)
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_)
                 if array_typed =>
             {
                 let (base, path) = self.lref(e);
                 self.address_into(v, &base, &path);
             }
             // `ptr/load`
-            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_) => {
                 let (base, path) = self.lref(e);
                 self.load_into(v, &base, &path);
             }
@@ -855,7 +872,10 @@ impl PtrBuilder<'_, '_> {
         let result_ptr = result.is_some_and(|r| self.holds_pointers(r));
         let writes_ptr = summary.is_some_and(|sm| {
             sm.ptr_exit.iter().any(|(z, _)| {
-                !matches!(self.locs.object(self.locs.zone(*z).obj).kind, ObjKind::Result(_))
+                !matches!(
+                    self.locs.object(self.locs.zone(*z).obj).kind,
+                    ObjKind::Result(_)
+                )
             })
         });
         let library_writes = summary.is_none()
@@ -1000,28 +1020,42 @@ impl PtrBuilder<'_, '_> {
     }
 
     /// Every (place, path) pair the solution may need: zones and narrowed
-    /// places.
+    /// places, for the places this procedure's values can hold (the static
+    /// ones and the entry targets, closed under narrowing).
     fn place_tables(&mut self) -> (Vec<(Place, PathId, Zone)>, Vec<(Place, PathId, Place)>) {
         let mut zone_rows = Vec::new();
         let mut extend_rows = Vec::new();
-        // Places are interned as values are built; the narrowed places of
-        // those are added here, so iterate to closure (paths are short).
-        let mut done = 0;
-        loop {
-            let count = self.locs.place_count();
-            if done == count {
-                break;
+        let mut todo: Vec<Place> = self
+            .facts
+            .val_static
+            .iter()
+            .map(|&(_, p)| p)
+            .chain(self.facts.entry.iter().map(|&(_, _, p)| p))
+            .chain(self.facts.constant.iter().map(|&(_, p)| p))
+            .collect();
+        // Places reachable through loads: what pointer zones inside the
+        // known places may hold at entry (their targets).
+        let mut seen = std::collections::HashSet::new();
+        let paths = self.paths.clone();
+        while let Some(p) = todo.pop() {
+            if !seen.insert(p) {
+                continue;
             }
-            for p in done as Place..count as Place {
-                for (pid, path) in self.paths.clone().iter().enumerate() {
-                    let q = self.locs.extend(p, path);
-                    extend_rows.push((p, pid as PathId, q));
-                    for z in self.locs.place_zones(q) {
-                        zone_rows.push((p, pid as PathId, z));
-                    }
+            for (pid, path) in paths.iter().enumerate() {
+                let q = self.locs.extend(p, path);
+                extend_rows.push((p, pid as PathId, q));
+                todo.push(q);
+                for z in self.locs.place_zones(q) {
+                    zone_rows.push((p, pid as PathId, z));
                 }
             }
-            done = count;
+            for z in self.locs.place_zones(p) {
+                if self.locs.zone(z).pointer
+                    && let Some(t) = self.locs.target(self.proc, z)
+                {
+                    todo.push(self.locs.intern((t, Vec::new())));
+                }
+            }
         }
         (zone_rows, extend_rows)
     }
@@ -1166,7 +1200,10 @@ impl EffectBuilder<'_, '_> {
     /// `eff/read`: the zones evaluating `e` reads.
     fn reads(&mut self, e: &Expr, out: &mut Vec<Zone>) {
         match &e.kind {
-            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_) => {
                 let r = self.ref_zones(e);
                 out.extend(r.address_reads);
                 // An array-valued reference decays to an address: its
@@ -1200,7 +1237,10 @@ impl EffectBuilder<'_, '_> {
             return; // `eff/nondiff`: integer-valued
         }
         match &e.kind {
-            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_) => {
                 let r = self.ref_zones(e);
                 out.extend(r.zones.into_iter().filter(|z| self.locs.zone(*z).real));
             }
@@ -1239,12 +1279,7 @@ impl EffectBuilder<'_, '_> {
 
     /// The effect of assigning `rhs` (already evaluated into `reads` and
     /// `dreads`) to the reference `lhs`.
-    fn assign_into(
-        &mut self,
-        lhs: &Expr,
-        rhs: Option<&Expr>,
-        eff: &mut EffectAcc,
-    ) {
+    fn assign_into(&mut self, lhs: &Expr, rhs: Option<&Expr>, eff: &mut EffectAcc) {
         let target = self.ref_zones(lhs);
         eff.reads.extend(target.address_reads.iter().copied());
         let mut reads = target.address_reads.clone();
@@ -1517,7 +1552,10 @@ impl EffectBuilder<'_, '_> {
             n
         };
         match &e.kind {
-            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_) => {
                 let r = self.ref_zones(e);
                 for z in r.zones {
                     if self.locs.zone(z).real {
@@ -1564,7 +1602,11 @@ impl EffectBuilder<'_, '_> {
                 for a in args {
                     self.reads(a, &mut n);
                 }
-                let diff_args = if call.func == MathFn::Copysign { 1 } else { args.len() };
+                let diff_args = if call.func == MathFn::Copysign {
+                    1
+                } else {
+                    args.len()
+                };
                 for a in &args[..diff_args.min(args.len())] {
                     self.partials(a, &n, out);
                 }
@@ -1729,8 +1771,10 @@ impl EffectBuilder<'_, '_> {
                 let exact = m.len() == 1
                     && !self.locs.zone(m[0]).atom
                     && (self.locs.is_global(z)
-                        || matches!(self.locs.object(self.locs.zone(z).obj).kind, ObjKind::Result(_))
-                            && result_ref.as_ref().is_some_and(|r| r.must));
+                        || matches!(
+                            self.locs.object(self.locs.zone(z).obj).kind,
+                            ObjKind::Result(_)
+                        ) && result_ref.as_ref().is_some_and(|r| r.must));
                 if exact { m } else { Vec::new() }
             })
             .collect();

@@ -12,7 +12,7 @@
 //! a zone's `path` is the field path from its object's type down; a place
 //! `(object, path)` designates the zones whose path starts with `path`.
 
-use crate::il::{ProcId, Program, QualType, StmtId, StmtKind, SymId, SymKind, Storage, Type};
+use crate::il::{ProcId, Program, QualType, StmtId, StmtKind, Storage, SymId, SymKind, Type};
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -74,6 +74,8 @@ pub struct Locs {
     by_heap: HashMap<(ProcId, StmtId), Obj>,
     by_result: HashMap<ProcId, Obj>,
     by_control: HashMap<(ProcId, StmtId), Obj>,
+    targets_of: HashMap<Option<ProcId>, Vec<(Zone, Obj)>>,
+    pointers_with_target: std::collections::HashSet<Zone>,
     /// Target objects of each interface pointer zone, per procedure.
     by_target: HashMap<(Option<ProcId>, Zone), Obj>,
     places: Vec<(Obj, Vec<usize>)>,
@@ -92,18 +94,26 @@ impl Locs {
             places: vec![(u32::MAX, Vec::new())],
             ..Locs::default()
         };
-        let param_scopes: HashMap<crate::il::ScopeId, ProcId> = program
-            .procs
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.scope, ProcId(i as u32)))
-            .collect();
+        // A procedure's parameter scope, and the scope its parameters were
+        // declared in (a definition after a prototype has its own).
+        let mut param_scopes: HashMap<crate::il::ScopeId, ProcId> = HashMap::new();
+        for (i, p) in program.procs.iter().enumerate() {
+            param_scopes.insert(p.scope, ProcId(i as u32));
+            if let Some(body) = &p.body {
+                param_scopes.insert(body.scope, ProcId(i as u32));
+            }
+            for &s in &p.params {
+                param_scopes.insert(program.sym(s).scope, ProcId(i as u32));
+            }
+        }
         for (i, sym) in program.symbols.iter().enumerate() {
             let id = SymId(i as u32);
             let owner = if sym.kind == SymKind::Global || sym.storage == Storage::Static {
                 None // `loc/static-local`
             } else {
-                owner_of_scope(program, &param_scopes, sym.scope)
+                // A prototype's parameters belong to no definition: give
+                // them an owner no procedure has, so they are never global.
+                Some(owner_of_scope(program, &param_scopes, sym.scope).unwrap_or(ProcId(u32::MAX)))
             };
             let o = l.add_object(program, ObjKind::Var(id), &sym.ty, owner, sym.name.clone());
             l.by_sym.insert(id, o);
@@ -143,8 +153,13 @@ impl Locs {
                 });
             }
             if !matches!(program.resolve(&p.ret.ty), Type::Void) {
-                let o =
-                    l.add_object(program, ObjKind::Result(pid), &p.ret, Some(pid), p.name.clone());
+                let o = l.add_object(
+                    program,
+                    ObjKind::Result(pid),
+                    &p.ret,
+                    Some(pid),
+                    p.name.clone(),
+                );
                 l.by_result.insert(pid, o);
             }
             // `loc/target`: the pointers a procedure receives. A pointer
@@ -195,6 +210,8 @@ impl Locs {
             );
             self.scalar_target_now = false;
             self.by_target.insert((proc, z), t);
+            self.targets_of.entry(proc).or_default().push((z, t));
+            self.pointers_with_target.insert(z);
             self.add_targets(program, proc, t, depth + 1);
         }
     }
@@ -215,7 +232,16 @@ impl Locs {
             ObjKind::Heap { .. } => true,
             ObjKind::Control { .. } => false,
         };
-        self.add_leaves(program, id, ty, &mut Vec::new(), name.clone(), false, forced_atom, 0);
+        self.add_leaves(
+            program,
+            id,
+            ty,
+            &mut Vec::new(),
+            name.clone(),
+            false,
+            forced_atom,
+            0,
+        );
         self.objects.push(Object {
             kind,
             zones: start..self.zones.len() as u32,
@@ -313,7 +339,10 @@ impl Locs {
         full.extend_from_slice(path);
         // Beyond the object's fields (a cast between struct types), the
         // whole object stands for the place.
-        if !self.object_zones(o).any(|z| self.zones[z as usize].path.starts_with(&full)) {
+        if !self
+            .object_zones(o)
+            .any(|z| self.zones[z as usize].path.starts_with(&full))
+        {
             return self.intern((o, Vec::new()));
         }
         self.intern((o, full))
@@ -364,7 +393,7 @@ impl Locs {
 
     /// Does some procedure receive a target for this pointer zone?
     pub fn has_target(&self, z: Zone) -> bool {
-        self.by_target.keys().any(|(_, p)| *p == z)
+        self.pointers_with_target.contains(&z)
     }
 
     pub fn of_result(&self, proc: ProcId) -> Option<Obj> {
@@ -395,7 +424,9 @@ impl Locs {
     /// Is the zone memory every procedure may reach (global, static, heap,
     /// global target)?
     pub fn is_global(&self, z: Zone) -> bool {
-        self.objects[self.zones[z as usize].obj as usize].owner.is_none()
+        self.objects[self.zones[z as usize].obj as usize]
+            .owner
+            .is_none()
     }
 
     /// Is the zone part of `proc`'s interface: what a caller can see of its
@@ -412,10 +443,12 @@ impl Locs {
     /// target (`ptr/entry`).
     pub fn entry_pointers(&self, proc: ProcId) -> Vec<(Zone, Obj)> {
         let mut v: Vec<(Zone, Obj)> = self
-            .by_target
-            .iter()
-            .filter(|((p, _), _)| p.is_none() || *p == Some(proc))
-            .map(|((_, z), o)| (*z, *o))
+            .targets_of
+            .get(&Some(proc))
+            .into_iter()
+            .chain(self.targets_of.get(&None))
+            .flatten()
+            .copied()
             .collect();
         v.sort();
         v

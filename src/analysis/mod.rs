@@ -308,7 +308,7 @@ fn dependency(f: &ProcFacts<'_>, rel: Rel) -> (Vec<(Zone, Zone)>, Set) {
         rt.extend(c.written.iter().map(|&w| Written(b, w)));
         rt.extend(c.killed.iter().map(|&w| Killed(b, w)));
     }
-    let (dep_in, kept_in) = rt.run();
+    let (dep_in, kept_in) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let exit = 1;
     let mut dep: Vec<(Zone, Zone)> = dep_in
         .into_iter()
@@ -356,7 +356,7 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
         rt.extend(written.iter().map(|&z| Written(b, z)));
         rt.extend(killed.iter().map(|&z| Killed(b, z)));
     }
-    let (up_in, write_after, uninit) = rt.run();
+    let (up_in, write_after, uninit) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let mut sol = InoutSolution {
         up_in: HashMap::new(),
         write_after: HashMap::new(),
@@ -463,7 +463,10 @@ impl<'a> Analysis<'a> {
                             .into_iter()
                             .filter(|z| self.locs.zone(*z).real)
                             .filter(|z| {
-                                !matches!(self.locs.object(self.locs.zone(*z).obj).kind, ObjKind::Result(_))
+                                !matches!(
+                                    self.locs.object(self.locs.zone(*z).obj).kind,
+                                    ObjKind::Result(_)
+                                )
                             })
                             .collect();
                         let u: Set = u.into_iter().filter(|z| self.locs.zone(*z).real).collect();
@@ -490,7 +493,13 @@ impl<'a> Analysis<'a> {
     }
 
     /// Every intraprocedural analysis of one procedure in a given context.
-    fn analyze_proc(&self, p: ProcId, varied_entry: Set, useful_exit: Set, live_exit: Set) -> ProcResult {
+    fn analyze_proc(
+        &self,
+        p: ProcId,
+        varied_entry: Set,
+        useful_exit: Set,
+        live_exit: Set,
+    ) -> ProcResult {
         let f = &self.facts[&p];
         let n = f.points.len();
         let nb = f.blocks.len();
@@ -523,7 +532,7 @@ impl<'a> Analysis<'a> {
                 rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
                 rt.extend(c.written.iter().map(|&w| Written(b, w)));
             }
-            let (vin,) = rt.run();
+            let (vin,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
             let mut v = vec![Set::new(); nb];
             for VariedIn(b, z) in vin {
                 v[b as usize].insert(z);
@@ -541,7 +550,7 @@ impl<'a> Analysis<'a> {
                 rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
                 rt.extend(c.written.iter().map(|&w| Written(b, w)));
             }
-            let (uout,) = rt.run();
+            let (uout,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
             let mut v = vec![Set::new(); nb];
             for UsefulOut(b, z) in uout {
                 v[b as usize].insert(z);
@@ -571,7 +580,10 @@ impl<'a> Analysis<'a> {
         r.active = vec![false; n];
         for i in 0..n {
             let pt = &f.points[i];
-            let active_after: Set = r.varied_out[i].intersection(&r.useful_out[i]).copied().collect();
+            let active_after: Set = r.varied_out[i]
+                .intersection(&r.useful_out[i])
+                .copied()
+                .collect();
             let writes_active = pt.effect.writes.iter().any(|w| active_after.contains(w));
             let resets = pt
                 .effect
@@ -581,10 +593,15 @@ impl<'a> Analysis<'a> {
             let d = &pt.deriv;
             if d.call {
                 // `deriv-use/call`: an active call (isActiveCall)
-                let active_arg = pt.effect.reads.iter().chain(pt.effect.writes.iter()).any(|z| {
-                    (r.varied_in[i].contains(z) && r.useful_in[i].contains(z))
-                        || active_after.contains(z)
-                });
+                let active_arg = pt
+                    .effect
+                    .reads
+                    .iter()
+                    .chain(pt.effect.writes.iter())
+                    .any(|z| {
+                        (r.varied_in[i].contains(z) && r.useful_in[i].contains(z))
+                            || active_after.contains(z)
+                    });
                 if active_arg {
                     r.active[i] = true;
                     r.deriv_use[i] = pt.effect.reads.iter().copied().collect();
@@ -693,7 +710,7 @@ impl<'a> Analysis<'a> {
         for c in jump_controls(self.program, f.proc) {
             rt.extend([HasJump(c.0)]);
         }
-        let (live_end, stmt_live, control_live) = rt.run();
+        let (live_end, stmt_live, control_live) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
         let mut end = vec![Set::new(); nb];
         for LiveEnd(b, z) in live_end {
             end[b as usize].insert(z);
@@ -746,7 +763,7 @@ impl<'a> Analysis<'a> {
             .collect();
         let kill_of = |i: usize| -> Set {
             if r.diff_live[i] {
-                // tbr/present: only a statement kept in the forward sweep
+                // `tbr/present`: only a statement kept in the forward sweep
                 // overwrites anything.
                 f.points[i].effect.kills.iter().copied().collect()
             } else {
@@ -824,7 +841,9 @@ impl<'a> Analysis<'a> {
         let mut out = Vec::new();
         for h in &self.heads {
             let p = self.program.proc(h.proc);
-            let Some(sm) = self.summaries.get(&h.proc) else { continue };
+            let Some(sm) = self.summaries.get(&h.proc) else {
+                continue;
+            };
             let depends = |u: Zone, w: Zone| {
                 sm.diff_dep.contains(&(u, w)) || (u == w && !sm.writes.contains(&w))
             };
@@ -832,14 +851,22 @@ impl<'a> Analysis<'a> {
                 HeadVar::Param(s) | HeadVar::Global(s) => self.program.sym(s).name.clone(),
                 HeadVar::Result => p.name.clone(),
             };
-            let dep_zones: Vec<(HeadVar, Vec<Zone>)> =
-                h.dependents.iter().map(|&v| (v, self.head_zones(h, v))).collect();
-            let indep_zones: Vec<(HeadVar, Vec<Zone>)> =
-                h.independents.iter().map(|&v| (v, self.head_zones(h, v))).collect();
+            let dep_zones: Vec<(HeadVar, Vec<Zone>)> = h
+                .dependents
+                .iter()
+                .map(|&v| (v, self.head_zones(h, v)))
+                .collect();
+            let indep_zones: Vec<(HeadVar, Vec<Zone>)> = h
+                .independents
+                .iter()
+                .map(|&v| (v, self.head_zones(h, v)))
+                .collect();
             // `warn/independent-unused`
             for (v, us) in &indep_zones {
                 let used = us.iter().any(|&u| {
-                    dep_zones.iter().any(|(_, ws)| ws.iter().any(|&w| depends(u, w)))
+                    dep_zones
+                        .iter()
+                        .any(|(_, ws)| ws.iter().any(|&w| depends(u, w)))
                 });
                 if !used {
                     out.push(Diagnostic::warning(
@@ -855,7 +882,9 @@ impl<'a> Analysis<'a> {
             // `warn/dependent-constant`
             for (v, ws) in &dep_zones {
                 let reached = ws.iter().any(|&w| {
-                    indep_zones.iter().any(|(_, us)| us.iter().any(|&u| depends(u, w)))
+                    indep_zones
+                        .iter()
+                        .any(|(_, us)| us.iter().any(|&u| depends(u, w)))
                 });
                 if !reached {
                     out.push(Diagnostic::warning(
@@ -918,7 +947,9 @@ impl<'a> Analysis<'a> {
                 let cproc = self.program.proc(callee);
                 let sm = self.summaries.get(&callee);
                 let writes_target = |k: usize| -> bool {
-                    let Some(&sym) = cproc.params.get(k) else { return false };
+                    let Some(&sym) = cproc.params.get(k) else {
+                        return false;
+                    };
                     let o = self.locs.of_sym(sym);
                     self.locs.object_zones(o).any(|z| {
                         self.locs.target(callee, z).is_some_and(|t| {
@@ -974,7 +1005,10 @@ impl<'a> Analysis<'a> {
                                 .locs
                                 .object_zones(o)
                                 .any(|z| sm.reads.contains(&z) || sm.writes.contains(&z));
-                            if direct && (writes_target(a) || self.locs.object_zones(o).any(|z| sm.writes.contains(&z))) {
+                            if direct
+                                && (writes_target(a)
+                                    || self.locs.object_zones(o).any(|z| sm.writes.contains(&z)))
+                            {
                                 reported = true;
                                 out.push(Diagnostic::warning(
                                     span,
@@ -1025,7 +1059,13 @@ impl<'a> Analysis<'a> {
 
 /// Runs the gen/kill program from a seed at block `seed_block`; returns
 /// the value at each block's start (in the edges' direction).
-fn gen_kill(edges: &[(u32, u32)], seed_block: u32, seed: &Set, transfers: &[GenKill], nb: usize) -> Vec<Set> {
+fn gen_kill(
+    edges: &[(u32, u32)],
+    seed_block: u32,
+    seed: &Set,
+    transfers: &[GenKill],
+    nb: usize,
+) -> Vec<Set> {
     use datalog::gen_kill::*;
     let mut rt = Program::new();
     rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
@@ -1035,7 +1075,7 @@ fn gen_kill(edges: &[(u32, u32)], seed_block: u32, seed: &Set, transfers: &[GenK
         rt.extend(t.gen_set.iter().map(|&z| Adds(b, z)));
         rt.extend(t.kill.iter().map(|&z| Removes(b, z)));
     }
-    let (ins,) = rt.run();
+    let (ins,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let mut v = vec![Set::new(); nb];
     for Reach(b, z) in ins {
         v[b as usize].insert(z);

@@ -50,6 +50,8 @@ mod datalog {
         pub struct PlaceZone(pub Place, pub PathId, pub Zone);
         @input
         pub struct PlaceExtend(pub Place, pub PathId, pub Place);
+        @input
+        pub struct Constant(pub Zone, pub Place);
 
         @output
         pub struct PtsIn(pub Node, pub Zone, pub Place);
@@ -75,6 +77,10 @@ mod datalog {
         // `ptr/load`
         ValPlace(v, p) <- ValLoad(v, z), ValAt(v, n), PtsIn(n, z, p);
         ValPlace(v, p) <- ValLoadThrough(v, w, path), ValPlace(w, q), PlaceZone(q, path, z), ValAt(v, n), PtsIn(n, z, p);
+        // ptr/entry: a pointer the procedure never stores keeps its entry
+        // destinations everywhere
+        ValPlace(v, p) <- ValLoad(v, z), Constant(z, p);
+        ValPlace(v, p) <- ValLoadThrough(v, w, path), ValPlace(w, q), PlaceZone(q, path, z), Constant(z, p);
     }
 
     pub use self::Crepe as Program;
@@ -98,6 +104,9 @@ pub struct PointerFacts {
     pub strong: Vec<(Node, Zone)>,
     pub store_through: Vec<(Node, Val, PathId, Val)>,
     pub vals: u32,
+    /// Entry destinations of pointers never stored in the procedure: the
+    /// same at every node, so they are not propagated.
+    pub constant: Vec<(Zone, Place)>,
 }
 
 /// The solution: destinations of every pointer zone at every node, and the
@@ -129,7 +138,12 @@ pub fn solve(
     );
     rt.extend(facts.val_extend.iter().map(|&(v, w, p)| ValExtend(v, w, p)));
     rt.extend(facts.val_copy.iter().map(|&(v, w)| ValCopy(v, w)));
-    rt.extend(facts.store_direct.iter().map(|&(n, z, v)| StoreDirect(n, z, v)));
+    rt.extend(
+        facts
+            .store_direct
+            .iter()
+            .map(|&(n, z, v)| StoreDirect(n, z, v)),
+    );
     rt.extend(facts.strong.iter().map(|&(n, z)| Strong(n, z)));
     rt.extend(
         facts
@@ -138,8 +152,9 @@ pub fn solve(
             .map(|&(n, a, p, v)| StoreThrough(n, a, p, v)),
     );
     rt.extend(place_zone.iter().map(|&(p, q, z)| PlaceZone(p, q, z)));
+    rt.extend(facts.constant.iter().map(|&(z, p)| Constant(z, p)));
     rt.extend(place_extend.iter().map(|&(p, q, r)| PlaceExtend(p, q, r)));
-    let (pts, vals) = rt.run();
+    let (pts, vals) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let mut sol = PointerSolution {
         pts_in: vec![Vec::new(); facts.nodes as usize],
         val_places: vec![Vec::new(); facts.vals as usize],

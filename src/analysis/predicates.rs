@@ -45,14 +45,24 @@ impl Analysis<'_> {
     /// Active⁻ at a statement (`activity/active`).
     pub fn active_before(&self, proc: ProcId, stmt: StmtId) -> Set {
         self.point(proc, stmt)
-            .map(|(i, r)| r.varied_in[i].intersection(&r.useful_in[i]).copied().collect())
+            .map(|(i, r)| {
+                r.varied_in[i]
+                    .intersection(&r.useful_in[i])
+                    .copied()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     /// Active⁺ at a statement.
     pub fn active_after(&self, proc: ProcId, stmt: StmtId) -> Set {
         self.point(proc, stmt)
-            .map(|(i, r)| r.varied_out[i].intersection(&r.useful_out[i]).copied().collect())
+            .map(|(i, r)| {
+                r.varied_out[i]
+                    .intersection(&r.useful_out[i])
+                    .copied()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -72,14 +82,19 @@ impl Analysis<'_> {
             return;
         }
         match &e.kind {
-            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_) => {
                 if let Some(zs) = self.facts.get(&proc).and_then(|f| f.ref_zones.get(&key(e))) {
                     out.extend(zs.iter().copied().filter(|z| self.locs.zone(*z).real));
                 }
             }
-            ExprKind::Unary { op: UnOp::Neg | UnOp::Plus, arg } | ExprKind::Cast { arg, .. } => {
-                self.diff_leaves(proc, arg, out)
+            ExprKind::Unary {
+                op: UnOp::Neg | UnOp::Plus,
+                arg,
             }
+            | ExprKind::Cast { arg, .. } => self.diff_leaves(proc, arg, out),
             ExprKind::Binary {
                 op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div,
                 lhs,

@@ -24,10 +24,6 @@ struct Row {
 impl Analysis<'_> {
     /// Zone names as the user wrote them (`a`, `p.x`), sorted, without
     /// repetition.
-    fn names(&self, s: &Set) -> Vec<String> {
-        self.names_in(s, None)
-    }
-
     /// Zone names; heap objects are named by the line of their allocation
     /// when the sources are at hand (`alloc@12`).
     fn names_in(&self, s: &Set, sources: Option<&SourceMap>) -> Vec<String> {
@@ -80,11 +76,20 @@ impl Analysis<'_> {
             let (line, _) = file.line_col(s.span.lo as usize);
             let text = statement_text(sources, pt.kind);
             let real = |set: &Set| -> Set {
-                set.iter().copied().filter(|z| self.locs.zone(*z).real).collect()
+                set.iter()
+                    .copied()
+                    .filter(|z| self.locs.zone(*z).real)
+                    .collect()
             };
             // `activity/active`: Active = Varied ∩ Useful
-            let active_in: Set = r.varied_in[i].intersection(&r.useful_in[i]).copied().collect();
-            let active_out: Set = r.varied_out[i].intersection(&r.useful_out[i]).copied().collect();
+            let active_in: Set = r.varied_in[i]
+                .intersection(&r.useful_in[i])
+                .copied()
+                .collect();
+            let active_out: Set = r.varied_out[i]
+                .intersection(&r.useful_out[i])
+                .copied()
+                .collect();
             rows.push(Row {
                 line,
                 text,
@@ -153,7 +158,11 @@ impl Analysis<'_> {
                 ("written-only", &classes.2),
             ] {
                 if !zones.is_empty() {
-                    let _ = writeln!(out, "  in-out {label}: {}", self.names_in(zones, Some(sources)).join(" "));
+                    let _ = writeln!(
+                        out,
+                        "  in-out {label}: {}",
+                        self.names_in(zones, Some(sources)).join(" ")
+                    );
                 }
             }
             for r in self.rows(sources, p) {
@@ -162,7 +171,11 @@ impl Analysis<'_> {
                     "  {:>4}  {}{}",
                     r.line,
                     r.text,
-                    if r.diff_live { "" } else { "    [not diff-live]" }
+                    if r.diff_live {
+                        ""
+                    } else {
+                        "    [not diff-live]"
+                    }
                 );
                 let _ = writeln!(
                     out,
