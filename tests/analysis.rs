@@ -333,7 +333,12 @@ fn control_and_call_diff_liveness() {
     let tests: Vec<(String, bool)> = rows(&a, &loaded, a.program.proc(h.proc).name.as_str())
         .iter()
         .filter(|r| r["text"].as_str().unwrap().starts_with("if"))
-        .map(|r| (r["text"].as_str().unwrap().to_string(), r["diff_live"] == true))
+        .map(|r| {
+            (
+                r["text"].as_str().unwrap().to_string(),
+                r["diff_live"] == true,
+            )
+        })
         .collect();
     assert!(tests.iter().any(|t| t.1), "{tests:?}");
     assert!(tests.iter().any(|t| !t.1), "{tests:?}");

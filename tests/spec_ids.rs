@@ -152,5 +152,8 @@ fn every_analysis_id_is_implemented_and_tested() {
         .iter()
         .filter(|id| !implemented.contains(*id) || !tested.contains(*id))
         .collect();
-    assert!(missing.is_empty(), "analysis IDs not cited by code and a test: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "analysis IDs not cited by code and a test: {missing:?}"
+    );
 }

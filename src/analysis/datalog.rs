@@ -154,6 +154,10 @@ pub mod diff_live {
         pub struct TestOf(pub B, pub S);
         @input
         pub struct TestRead(pub B, pub Z);
+        @input
+        pub struct TestWrite(pub B, pub Z);
+        @input
+        pub struct TestDep(pub B, pub Z, pub Z);
 
         @output
         pub struct LiveEnd(pub B, pub Z);
@@ -166,8 +170,9 @@ pub mod diff_live {
 
         // `diff-live/exit`
         LiveEnd(b, z) <- Seed(b, z);
-        // `diff-live/split`
-        LiveEnd(b, z) <- Edge(b, c), LiveIn(c, z);
+        // `diff-live/split`, then back over the block's test (`diff-live/dep`)
+        LiveEnd(b, z) <- Edge(b, c), LiveIn(c, z), !TestWrite(b, z);
+        LiveEnd(b, u) <- Edge(b, c), LiveIn(c, w), TestDep(b, u, w);
         // `diff-live/control-use`: a live control's test reads are diff-live
         LiveEnd(b, z) <- TestOf(b, c), ControlLive(c), TestRead(b, z);
         // `diff-live/dep`: Dep ⊗ Diff-live⁺

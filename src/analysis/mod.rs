@@ -650,7 +650,10 @@ impl<'a> Analysis<'a> {
                 point_of_test[b] = Some(last);
                 simple = range.start..last;
                 rt.extend([TestOf(bu, s.id.0)]);
-                rt.extend(f.points[last].effect.reads.iter().map(|&z| TestRead(bu, z)));
+                let te = &f.points[last].effect;
+                rt.extend(te.reads.iter().map(|&z| TestRead(bu, z)));
+                rt.extend(te.writes.iter().map(|&z| TestWrite(bu, z)));
+                rt.extend(te.dep.iter().map(|&(u, w)| TestDep(bu, u, w)));
             }
             let c = blocks::compose(&f.points[simple.clone()], Rel::Dep);
             rt.extend(c.through.iter().map(|&(u, w)| Through(bu, u, w)));
@@ -694,6 +697,11 @@ impl<'a> Analysis<'a> {
                     if e.writes.binary_search(&u).is_err() && !influence.contains_key(&u) {
                         next.entry(u).or_default().insert(u);
                     }
+                }
+                // A zone the point overwrites without reading it no longer
+                // carries its earlier value anywhere.
+                for w in &e.writes {
+                    next.entry(*w).or_default();
                 }
                 influence = next;
             }
