@@ -91,7 +91,7 @@ fn figure_8_activity() {
     for (file, d) in [("fig8.c", "d"), ("fig8_globals.c", "d")] {
         let (loaded, head) = analysis_of(file);
         let h = analysis::parse_head(&loaded.program, &head).unwrap();
-        let a = analysis::analyze(&loaded.program, &[h.clone()]);
+        let a = analysis::analyze(&loaded.program, std::slice::from_ref(&h));
         let rows = rows(&a, &loaded, a.program.proc(h.proc).name.as_str());
         for r in &rows {
             assert!(
@@ -183,7 +183,7 @@ fn c_paper_figure_3_y_never_active() {
 fn predicates_agree_with_the_report() {
     let (loaded, head) = analysis_of("call_by_value.c");
     let h = analysis::parse_head(&loaded.program, &head).unwrap();
-    let a = analysis::analyze(&loaded.program, &[h.clone()]);
+    let a = analysis::analyze(&loaded.program, std::slice::from_ref(&h));
     let program = &loaded.program;
     let f = program.proc_by_name("F").unwrap();
     assert!(a.is_diff_proc(f) && a.is_diff_proc(h.proc));
@@ -329,7 +329,7 @@ fn summaries_and_inout() {
 fn control_and_call_diff_liveness() {
     let (loaded, head) = analysis_of("control.c");
     let h = analysis::parse_head(&loaded.program, &head).unwrap();
-    let a = analysis::analyze(&loaded.program, &[h.clone()]);
+    let a = analysis::analyze(&loaded.program, std::slice::from_ref(&h));
     let tests: Vec<(String, bool)> = rows(&a, &loaded, a.program.proc(h.proc).name.as_str())
         .iter()
         .filter(|r| r["text"].as_str().unwrap().starts_with("if"))
@@ -344,7 +344,7 @@ fn control_and_call_diff_liveness() {
     assert!(tests.iter().any(|t| !t.1), "{tests:?}");
     let (loaded, head) = analysis_of("call_by_value.c");
     let h = analysis::parse_head(&loaded.program, &head).unwrap();
-    let a = analysis::analyze(&loaded.program, &[h.clone()]);
+    let a = analysis::analyze(&loaded.program, std::slice::from_ref(&h));
     let f = &a.facts[&h.proc];
     let call = f.calls.keys().copied().next().unwrap();
     assert!(!a.results[&h.proc].deriv_use[call].is_empty());

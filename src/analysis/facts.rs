@@ -356,6 +356,9 @@ fn add_control_dependence(program: &Program, locs: &Locs, pid: ProcId, points: &
     }
 }
 
+/// The zones and narrowed places of (place, path) pairs.
+type PlaceTables = (Vec<(Place, PathId, Zone)>, Vec<(Place, PathId, Place)>);
+
 /// A reference resolved to where it starts and the field path below.
 #[derive(Clone, Debug)]
 enum RefBase {
@@ -1022,7 +1025,7 @@ impl PtrBuilder<'_, '_> {
     /// Every (place, path) pair the solution may need: zones and narrowed
     /// places, for the places this procedure's values can hold (the static
     /// ones and the entry targets, closed under narrowing).
-    fn place_tables(&mut self) -> (Vec<(Place, PathId, Zone)>, Vec<(Place, PathId, Place)>) {
+    fn place_tables(&mut self) -> PlaceTables {
         let mut zone_rows = Vec::new();
         let mut extend_rows = Vec::new();
         let mut todo: Vec<Place> = self

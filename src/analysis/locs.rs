@@ -501,11 +501,8 @@ fn deref_only_params(program: &Program, p: &crate::il::Procedure) -> Vec<SymId> 
         .collect();
     fn walk(e: &Expr, under_deref: bool, bad: &mut Vec<SymId>) {
         match &e.kind {
-            ExprKind::Var(s) => {
-                if !under_deref {
-                    bad.push(*s);
-                }
-            }
+            ExprKind::Var(s) if !under_deref => bad.push(*s),
+            ExprKind::Var(_) => {}
             ExprKind::Deref(inner) => walk(inner, true, bad),
             ExprKind::Index { base, index } => {
                 walk(base, false, bad);

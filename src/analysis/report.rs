@@ -231,9 +231,7 @@ fn statement_text(sources: &SourceMap, kind: PointKind<'_>) -> String {
             let simple = !matches!(s.kind, StmtKind::Return(None));
             if t.is_empty() {
                 "(implicit)".to_string()
-            } else if simple && !t.ends_with(';') && !t.ends_with('}') && !t.ends_with(')') {
-                format!("{t};")
-            } else if simple && t.ends_with(')') && !t.starts_with("if") {
+            } else if simple && !t.ends_with(';') && !t.ends_with('}') {
                 format!("{t};")
             } else {
                 t
