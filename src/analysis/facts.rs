@@ -105,6 +105,19 @@ pub struct ProcFacts<'a> {
     /// The zones each reference expression designates, keyed by the
     /// expression's address (for the predicates).
     pub ref_zones: HashMap<usize, Vec<Zone>>,
+    /// The point of each statement (a control statement's is its test).
+    pub point_of: HashMap<StmtId, usize>,
+}
+
+impl ProcFacts<'_> {
+    /// The flow graph's edges between blocks, `(from, to)`.
+    pub fn edges(&self) -> Vec<(u32, u32)> {
+        self.succs
+            .iter()
+            .enumerate()
+            .flat_map(|(b, ss)| ss.iter().map(move |&c| (b as u32, c)))
+            .collect()
+    }
 }
 
 /// How a call point sees its callee.
@@ -253,10 +266,7 @@ pub fn build<'a>(
     let (place_zone, place_extend) = pb.place_tables();
     let solution = pointers::solve(&pb.facts, &place_zone, &place_extend);
     let PtrBuilder {
-        vals,
-        call_vals,
-        paths,
-        ..
+        vals, call_vals, ..
     } = pb;
 
     // Pass 2: effects.
@@ -270,7 +280,6 @@ pub fn build<'a>(
         proc: pid,
         vals: &vals,
         solution: &solution,
-        paths: &paths,
         cache: HashMap::new(),
     };
     let mut calls = HashMap::new();
@@ -290,6 +299,10 @@ pub fn build<'a>(
     }
     let exit_pts = solution.pts_in[block_entry[1] as usize].clone();
     let ref_zones = std::mem::take(&mut eb.cache);
+    let mut point_of = HashMap::new();
+    for (i, p) in points.iter().enumerate() {
+        point_of.entry(p.kind.stmt().id).or_insert(i);
+    }
     ProcFacts {
         proc: pid,
         points,
@@ -301,6 +314,7 @@ pub fn build<'a>(
         exit_pts,
         zones,
         ref_zones,
+        point_of,
     }
 }
 
@@ -330,10 +344,6 @@ fn add_control_dependence(program: &Program, locs: &Locs, pid: ProcId, points: &
         }
     }
     for p in points.iter_mut() {
-        if matches!(p.kind, PointKind::Test(_)) && p.effect.writes.len() == 1 {
-            // A test only writes its own outcome; it still depends on the
-            // controls around it.
-        }
         let mut controls: Vec<Zone> = p
             .enclosing
             .iter()
@@ -587,13 +597,8 @@ impl PtrBuilder<'_, '_> {
     }
 
     fn holds_struct_pointers(&self, e: &Expr) -> bool {
-        if let Type::Struct(_) = self.program.resolve(&e.ty.ty) {
-            let mut locs = Locs::default();
-            let _ = &mut locs;
-            struct_has_pointer(self.program, &e.ty.ty, 0)
-        } else {
-            false
-        }
+        matches!(self.program.resolve(&e.ty.ty), Type::Struct(_))
+            && struct_has_pointer(self.program, &e.ty.ty, 0)
     }
 
     fn store(&mut self, lhs: &Expr, rhs: &Expr, n: Node) {
@@ -865,7 +870,6 @@ impl PtrBuilder<'_, '_> {
             self.lref(r);
         }
         let summary = self.summaries.get(&callee);
-        let cproc = self.program.proc(callee);
         // `call/map-target`: the value each callee interface pointer had at
         // the call, in caller terms.
         let entry = self.locs.entry_pointers(callee);
@@ -881,20 +885,15 @@ impl PtrBuilder<'_, '_> {
                 )
             })
         });
-        let library_writes = summary.is_none()
-            && cproc.body.is_none()
-            && args.iter().any(|a| {
-                matches!(self.program.resolve(&a.ty.ty), Type::Pointer(t) if !t.is_const
-                    && matches!(self.program.resolve(&t.ty), Type::Pointer(_)))
-            });
-        if !(result_ptr || writes_ptr || library_writes) {
+        // `eff/library-call`: a library function has no summary; pointers it
+        // receives the address of keep their destinations.
+        if !(result_ptr || writes_ptr) {
             return;
         }
         let (n, after) = self.store_node();
         *point_node = n;
-        // Re-evaluate argument values at the store node (they were
-        // registered at the node before; values are memoized, so map the
-        // callee's interface to the values computed there).
+        // The arguments' values were taken before the call (at the node
+        // before this one); the callee's exit destinations are stored here.
         if let Some(sm) = summary {
             for (z, place) in sm.ptr_exit.clone() {
                 let v = self.map_place(s.id, callee, place, args);
@@ -904,7 +903,7 @@ impl PtrBuilder<'_, '_> {
                     ObjKind::Result(_) => {
                         if let Some(r) = result {
                             let (base, path) = self.lref(r);
-                            let zs = self.zone_path_in_object(z);
+                            let zs = self.locs.zone(z).path.clone();
                             let mut p = path.clone();
                             p.extend_from_slice(&zs);
                             self.store_at(&base, &p, v, n, true);
@@ -917,7 +916,7 @@ impl PtrBuilder<'_, '_> {
                         // A pointer inside a target: store through the
                         // caller's value of the target's pointer.
                         let w = self.call_value(s.id, callee, pointer, args);
-                        let zpath = self.zone_path_in_object(z);
+                        let zpath = self.locs.zone(z).path.clone();
                         let pid = self.path_id(&zpath);
                         self.facts.store_through.push((n, w, pid, v));
                     }
@@ -931,16 +930,8 @@ impl PtrBuilder<'_, '_> {
                     }
                 }
             }
-        } else if library_writes {
-            // `eff/library-call`: a library function may redirect pointers it
-            // receives the address of; they keep their destinations too.
         }
         self.node = after;
-    }
-
-    /// The path of zone `z` inside its object.
-    fn zone_path_in_object(&self, z: Zone) -> Vec<usize> {
-        self.locs.zone(z).path.clone()
     }
 
     /// The caller's value of callee interface pointer zone `zp` at call `s`.
@@ -1123,7 +1114,6 @@ struct EffectBuilder<'p, 'l> {
     proc: ProcId,
     vals: &'l HashMap<usize, Val>,
     solution: &'l PointerSolution,
-    paths: &'l [Vec<usize>],
     cache: HashMap<usize, Vec<Zone>>,
 }
 
@@ -1819,7 +1809,6 @@ impl EffectBuilder<'_, '_> {
                 acc.dep.push((u, w));
             }
         }
-        let _ = self.paths;
         site
     }
 }

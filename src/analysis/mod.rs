@@ -83,6 +83,8 @@ pub struct Analysis<'a> {
     pub facts: HashMap<ProcId, ProcFacts<'a>>,
     pub summaries: HashMap<ProcId, Summary>,
     pub results: HashMap<ProcId, ProcResult>,
+    /// Zones active at some point of some procedure (`pred/diff`).
+    pub diff_zones: Set,
     pub warnings: Vec<Diagnostic>,
 }
 
@@ -126,9 +128,18 @@ pub fn analyze<'a>(program: &'a Program, heads: &[Head]) -> Analysis<'a> {
         facts,
         summaries,
         results: HashMap::new(),
+        diff_zones: Set::new(),
         warnings: Vec::new(),
     };
     a.top_down(&sccs);
+    for r in a.results.values() {
+        for i in 0..r.varied_in.len() {
+            a.diff_zones
+                .extend(r.varied_in[i].intersection(&r.useful_in[i]));
+            a.diff_zones
+                .extend(r.varied_out[i].intersection(&r.useful_out[i]));
+        }
+    }
     a.warn();
     a
 }
@@ -297,9 +308,7 @@ fn dependency(f: &ProcFacts<'_>, rel: Rel) -> (Vec<(Zone, Zone)>, Set) {
     use datalog::dependency::*;
     let mut rt = Program::new();
     rt.extend([Entry(0)]);
-    for (b, ss) in f.succs.iter().enumerate() {
-        rt.extend(ss.iter().map(|&c| Edge(b as u32, c)));
-    }
+    rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
     rt.extend(f.zones.iter().map(|&z| Mentioned(z)));
     for (b, range) in f.blocks.iter().enumerate() {
         let c = blocks::compose(&f.points[range.clone()], rel);
@@ -334,9 +343,7 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
     use datalog::inout::*;
     let mut rt = Program::new();
     rt.extend([Entry(0)]);
-    for (b, ss) in f.succs.iter().enumerate() {
-        rt.extend(ss.iter().map(|&c| Edge(b as u32, c)));
-    }
+    rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
     rt.extend(locals.iter().map(|&z| Local(z)));
     for (b, range) in f.blocks.iter().enumerate() {
         let b = b as u32;
@@ -377,7 +384,6 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
 impl<'a> Analysis<'a> {
     /// The zones of a head variable in the head procedure.
     pub fn head_zones(&self, head: &Head, v: HeadVar) -> Vec<Zone> {
-        let program = self.program;
         match v {
             HeadVar::Param(s) => {
                 let o = self.locs.of_sym(s);
@@ -389,7 +395,6 @@ impl<'a> Analysis<'a> {
                         zs.push(z);
                     }
                 }
-                let _ = program;
                 zs
             }
             HeadVar::Global(s) => self.locs.object_zones(self.locs.of_sym(s)).collect(),
@@ -514,12 +519,7 @@ impl<'a> Analysis<'a> {
             .iter()
             .map(|range| blocks::compose(&f.points[range.clone()], Rel::DiffDep))
             .collect();
-        let edges: Vec<(u32, u32)> = f
-            .succs
-            .iter()
-            .enumerate()
-            .flat_map(|(b, ss)| ss.iter().map(move |&c| (b as u32, c)))
-            .collect();
+        let edges = f.edges();
 
         // Varied (forward).
         let varied_in_block: Vec<Set> = {
@@ -636,9 +636,7 @@ impl<'a> Analysis<'a> {
         let n = f.points.len();
         let nb = f.blocks.len();
         let mut rt = Program::new();
-        for (b, ss) in f.succs.iter().enumerate() {
-            rt.extend(ss.iter().map(|&c| Edge(b as u32, c)));
-        }
+        rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
         rt.extend(live_exit.iter().map(|&z| Seed(1, z)));
         let mut point_of_test: Vec<Option<usize>> = vec![None; nb];
         for (b, range) in f.blocks.iter().enumerate() {
@@ -763,12 +761,7 @@ impl<'a> Analysis<'a> {
     fn tbr_adj_out(&self, f: &ProcFacts<'_>, r: &mut ProcResult) {
         let n = f.points.len();
         let nb = f.blocks.len();
-        let edges: Vec<(u32, u32)> = f
-            .succs
-            .iter()
-            .enumerate()
-            .flat_map(|(b, ss)| ss.iter().map(move |&c| (b as u32, c)))
-            .collect();
+        let edges = f.edges();
         let kill_of = |i: usize| -> Set {
             if r.diff_live[i] {
                 // `tbr/present`: only a statement kept in the forward sweep

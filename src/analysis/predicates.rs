@@ -11,8 +11,7 @@ use crate::il::{BinOp, Expr, ExprKind, MathFn, ProcId, StmtId, Type, UnOp};
 
 impl Analysis<'_> {
     fn point(&self, proc: ProcId, stmt: StmtId) -> Option<(usize, &ProcResult)> {
-        let f = self.facts.get(&proc)?;
-        let i = f.points.iter().position(|p| p.kind.stmt().id == stmt)?;
+        let i = *self.facts.get(&proc)?.point_of.get(&stmt)?;
         Some((i, self.results.get(&proc)?))
     }
 
@@ -191,12 +190,7 @@ impl Analysis<'_> {
 
     /// `pred/diff`: the zone is active somewhere in the program.
     pub fn is_diff_zone(&self, z: Zone) -> bool {
-        self.results.values().any(|r| {
-            (0..r.varied_in.len()).any(|i| {
-                (r.varied_in[i].contains(&z) && r.useful_in[i].contains(&z))
-                    || (r.varied_out[i].contains(&z) && r.useful_out[i].contains(&z))
-            })
-        })
+        self.diff_zones.contains(&z)
     }
 
     /// `pred/diff`: a reference designating a zone active somewhere.
