@@ -943,7 +943,10 @@ impl<'a> Analysis<'a> {
                 }
             }
             // `warn/alias`
-            for (&i, site) in &f.calls {
+            // In source order, so the warnings come out the same every run.
+            let mut calls: Vec<(&usize, &facts::CallSite)> = f.calls.iter().collect();
+            calls.sort_by_key(|(i, _)| **i);
+            for (&i, site) in calls {
                 let Some(callee) = site.callee else { continue };
                 let cproc = self.program.proc(callee);
                 let sm = self.summaries.get(&callee);
