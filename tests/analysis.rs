@@ -207,6 +207,13 @@ fn predicates_agree_with_the_report() {
         let _ = a.is_live_for_diff(h.proc, s.id);
     }
     assert!(saw_call);
+    // In recursion.c, `b` gets the active `a * a` at the recursive call;
+    // the integer `n` never carries a derivative.
+    let (loaded, head) = analysis_of("recursion.c");
+    let h = analysis::parse_head(&loaded.program, &head).unwrap();
+    let rec = analysis::analyze(&loaded.program, std::slice::from_ref(&h));
+    assert!(rec.is_diff_formal_arg(h.proc, 0) && rec.is_diff_formal_arg(h.proc, 1));
+    assert!(!rec.is_diff_formal_arg(h.proc, 2));
     let last = facts.points.len() - 1;
     assert!(r.adj_out_out[last].is_empty() || facts.succs.iter().any(|s| s.len() > 1));
 }

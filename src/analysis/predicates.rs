@@ -159,8 +159,9 @@ impl Analysis<'_> {
         })
     }
 
-    /// `pred/diff-formal`: parameter `index` of `proc` receives, at some
-    /// call (or as a head's independent or dependent), something active.
+    /// `pred/diff-formal`: formal `index` of `proc` is a head's independent
+    /// or dependent, or some active call passes it an actual active at the
+    /// call, or it (or its target) is active somewhere inside `proc`.
     pub fn is_diff_formal_arg(&self, proc: ProcId, index: usize) -> bool {
         let Some(&sym) = self.program.proc(proc).params.get(index) else {
             return false;
@@ -182,10 +183,30 @@ impl Analysis<'_> {
                     .chain(h.independents.iter())
                     .any(|v| *v == super::HeadVar::Param(sym))
         });
-        is_head_var
-            || zones.iter().any(|z| {
-                (r.varied_entry.contains(z) && self.is_diff_zone(*z)) || r.useful_exit.contains(z)
+        let active_inside = (0..r.varied_in.len()).any(|i| {
+            zones.iter().any(|z| {
+                (r.varied_in[i].contains(z) && r.useful_in[i].contains(z))
+                    || (r.varied_out[i].contains(z) && r.useful_out[i].contains(z))
             })
+        });
+        let active_at_a_call = self.facts.iter().any(|(caller, f)| {
+            let cr = &self.results[caller];
+            f.calls.iter().any(|(&i, site)| {
+                site.callee == Some(proc)
+                    && cr.active[i]
+                    && zones.iter().any(|z| {
+                        let actual = match site.by_value.get(z) {
+                            Some((reads, _)) => reads.as_slice(),
+                            None => site.map.get(z).map_or(&[][..], |v| v.as_slice()),
+                        };
+                        actual.iter().any(|a| {
+                            (cr.varied_in[i].contains(a) && cr.useful_in[i].contains(a))
+                                || (cr.varied_out[i].contains(a) && cr.useful_out[i].contains(a))
+                        })
+                    })
+            })
+        });
+        is_head_var || active_at_a_call || active_inside
     }
 
     /// `pred/diff`: the zone is active somewhere in the program.
