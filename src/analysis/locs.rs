@@ -28,8 +28,13 @@ pub const NULL_PLACE: Place = 0;
 pub enum ObjKind {
     /// `loc/atom`, `loc/field`: a variable of the program.
     Var(SymId),
-    /// `loc/heap`: the memory one allocation statement returns.
-    Heap { proc: ProcId, stmt: StmtId },
+    /// `loc/heap`: the memory one allocation statement returns; `span` is
+    /// the statement's, to name the object by its line.
+    Heap {
+        proc: ProcId,
+        stmt: StmtId,
+        span: crate::front::source::Span,
+    },
     /// `loc/target`: what interface pointer zone `pointer` pointed to when
     /// `proc` was entered (`None`: a global pointer, shared by all).
     Target { proc: Option<ProcId>, pointer: Zone },
@@ -143,6 +148,7 @@ impl Locs {
                             ObjKind::Heap {
                                 proc: pid,
                                 stmt: s.id,
+                                span: s.span,
                             },
                             elem,
                             None,

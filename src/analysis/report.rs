@@ -25,19 +25,16 @@ impl Analysis<'_> {
     /// Zone names as the user wrote them (`a`, `p.x`), sorted, without
     /// repetition.
     /// Zone names; heap objects are named by the line of their allocation
-    /// when the sources are at hand (`alloc@12`).
-    fn names_in(&self, s: &Set, sources: Option<&SourceMap>) -> Vec<String> {
+    /// (`alloc@12`).
+    fn names_in(&self, s: &Set, sources: &SourceMap) -> Vec<String> {
         let mut v: Vec<String> = s
             .iter()
             .filter(|z| !self.locs.zone(**z).name.starts_with("aioli_tmp"))
             .filter(|z| self.locs.is_user_visible(**z))
             .map(|&z| {
                 let info = self.locs.zone(z);
-                if let (Some(src), super::locs::ObjKind::Heap { proc, stmt }) =
-                    (sources, &self.locs.object(info.obj).kind)
-                    && let Some(span) = heap_span(self.program, *proc, *stmt)
-                {
-                    let line = src.file(span.file).line_col(span.lo as usize).0;
+                if let super::locs::ObjKind::Heap { span, .. } = &self.locs.object(info.obj).kind {
+                    let line = sources.file(span.file).line_col(span.lo as usize).0;
                     let field = info.name.find('.').map(|i| &info.name[i..]).unwrap_or("");
                     format!("alloc@{line}{field}")
                 } else if info.pointer && self.locs.has_target(z) {
@@ -93,14 +90,14 @@ impl Analysis<'_> {
             rows.push(Row {
                 line,
                 text,
-                varied_in: self.names_in(&real(&r.varied_in[i]), Some(sources)),
-                useful_out: self.names_in(&real(&r.useful_out[i]), Some(sources)),
-                active_in: self.names_in(&active_in, Some(sources)),
-                active_out: self.names_in(&active_out, Some(sources)),
+                varied_in: self.names_in(&real(&r.varied_in[i]), sources),
+                useful_out: self.names_in(&real(&r.useful_out[i]), sources),
+                active_in: self.names_in(&active_in, sources),
+                active_out: self.names_in(&active_out, sources),
                 diff_live: r.diff_live[i],
-                tbr_in: self.names_in(&r.tbr_in[i], Some(sources)),
+                tbr_in: self.names_in(&r.tbr_in[i], sources),
                 // `report/pushed`: what store-all saves before the statement
-                pushed: self.names_in(&r.restore[i], Some(sources)),
+                pushed: self.names_in(&r.restore[i], sources),
             });
         }
         rows
@@ -161,7 +158,7 @@ impl Analysis<'_> {
                     let _ = writeln!(
                         out,
                         "  in-out {label}: {}",
-                        self.names_in(zones, Some(sources)).join(" ")
+                        self.names_in(zones, sources).join(" ")
                     );
                 }
             }
@@ -238,20 +235,4 @@ fn statement_text(sources: &SourceMap, kind: PointKind<'_>) -> String {
             }
         }
     }
-}
-
-/// Where an allocation statement is.
-fn heap_span(
-    program: &crate::il::Program,
-    proc: crate::il::ProcId,
-    stmt: crate::il::StmtId,
-) -> Option<crate::front::source::Span> {
-    let body = program.proc(proc).body.as_ref()?;
-    let mut found = None;
-    crate::il::visit_stmts(&body.stmts, &mut |s| {
-        if s.id == stmt {
-            found = Some(s.span);
-        }
-    });
-    found
 }
