@@ -1226,44 +1226,11 @@ impl EffectBuilder<'_, '_> {
 
     /// `eff/diff-dep`, `eff/nondiff`: the zones read at differentiable positions.
     fn diff_reads(&mut self, e: &Expr, out: &mut Vec<Zone>) {
-        if !self.program.is_real(&e.ty.ty) && !self.is_struct(e) {
-            return; // `eff/nondiff`: integer-valued
-        }
-        match &e.kind {
-            ExprKind::Var(_)
-            | ExprKind::Index { .. }
-            | ExprKind::Field { .. }
-            | ExprKind::Deref(_) => {
-                let r = self.ref_zones(e);
-                out.extend(r.zones.into_iter().filter(|z| self.locs.zone(*z).real));
-            }
-            ExprKind::Unary { op, arg } => {
-                if matches!(op, UnOp::Neg | UnOp::Plus) {
-                    self.diff_reads(arg, out)
-                }
-            }
-            ExprKind::Cast { arg, .. } => self.diff_reads(arg, out),
-            ExprKind::Binary { op, lhs, rhs } => {
-                if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div) {
-                    self.diff_reads(lhs, out);
-                    self.diff_reads(rhs, out);
-                }
-            }
-            ExprKind::Intrinsic { call, args } => match call.func {
-                MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc => {}
-                MathFn::Copysign => {
-                    if let Some(a) = args.first() {
-                        self.diff_reads(a, out)
-                    }
-                }
-                _ => args.iter().for_each(|a| self.diff_reads(a, out)),
-            },
-            ExprKind::Cond { then, other, .. } => {
-                self.diff_reads(then, out);
-                self.diff_reads(other, out);
-            }
-            _ => {}
-        }
+        let program = self.program;
+        for_each_diff_ref(program, e, &mut |r| {
+            let zones = self.ref_zones(r).zones;
+            out.extend(zones.into_iter().filter(|z| self.locs.zone(*z).real));
+        });
     }
 
     fn is_struct(&self, e: &Expr) -> bool {
@@ -1810,6 +1777,48 @@ impl EffectBuilder<'_, '_> {
             }
         }
         site
+    }
+}
+
+/// `eff/diff-dep`, `eff/nondiff`: calls `f` on every reference of `e` at a
+/// differentiable position: not in an index or address, not under an
+/// integer-valued operation, a comparison, `floor`-like functions, the
+/// condition of `?:` or `copysign`'s sign.
+pub(crate) fn for_each_diff_ref(program: &Program, e: &Expr, f: &mut impl FnMut(&Expr)) {
+    if !program.is_real(&e.ty.ty) && !matches!(program.resolve(&e.ty.ty), Type::Struct(_)) {
+        return; // integer-valued
+    }
+    match &e.kind {
+        ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+            f(e)
+        }
+        ExprKind::Unary {
+            op: UnOp::Neg | UnOp::Plus,
+            arg,
+        }
+        | ExprKind::Cast { arg, .. } => for_each_diff_ref(program, arg, f),
+        ExprKind::Binary {
+            op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div,
+            lhs,
+            rhs,
+        } => {
+            for_each_diff_ref(program, lhs, f);
+            for_each_diff_ref(program, rhs, f);
+        }
+        ExprKind::Intrinsic { call, args } => match call.func {
+            MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc => {}
+            MathFn::Copysign => {
+                if let Some(a) = args.first() {
+                    for_each_diff_ref(program, a, f)
+                }
+            }
+            _ => args.iter().for_each(|a| for_each_diff_ref(program, a, f)),
+        },
+        ExprKind::Cond { then, other, .. } => {
+            for_each_diff_ref(program, then, f);
+            for_each_diff_ref(program, other, f);
+        }
+        _ => {}
     }
 }
 

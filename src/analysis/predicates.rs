@@ -4,10 +4,10 @@
 //! analysed program).
 
 use super::blocks::Set;
-use super::facts::{PointKind, key};
+use super::facts::{PointKind, for_each_diff_ref, key};
 use super::locs::Zone;
 use super::{Analysis, ProcResult};
-use crate::il::{BinOp, Expr, ExprKind, MathFn, ProcId, StmtId, Type, UnOp};
+use crate::il::{Expr, ExprKind, ProcId, StmtId};
 
 impl Analysis<'_> {
     fn point(&self, proc: ProcId, stmt: StmtId) -> Option<(usize, &ProcResult)> {
@@ -76,47 +76,14 @@ impl Analysis<'_> {
 
     /// The zones `expr` reads at differentiable positions.
     pub fn diff_leaves(&self, proc: ProcId, e: &Expr, out: &mut Vec<Zone>) {
-        let program = self.program;
-        if !program.is_real(&e.ty.ty) && !matches!(program.resolve(&e.ty.ty), Type::Struct(_)) {
+        let Some(f) = self.facts.get(&proc) else {
             return;
-        }
-        match &e.kind {
-            ExprKind::Var(_)
-            | ExprKind::Index { .. }
-            | ExprKind::Field { .. }
-            | ExprKind::Deref(_) => {
-                if let Some(zs) = self.facts.get(&proc).and_then(|f| f.ref_zones.get(&key(e))) {
-                    out.extend(zs.iter().copied().filter(|z| self.locs.zone(*z).real));
-                }
+        };
+        for_each_diff_ref(self.program, e, &mut |r| {
+            if let Some(zs) = f.ref_zones.get(&key(r)) {
+                out.extend(zs.iter().copied().filter(|z| self.locs.zone(*z).real));
             }
-            ExprKind::Unary {
-                op: UnOp::Neg | UnOp::Plus,
-                arg,
-            }
-            | ExprKind::Cast { arg, .. } => self.diff_leaves(proc, arg, out),
-            ExprKind::Binary {
-                op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div,
-                lhs,
-                rhs,
-            } => {
-                self.diff_leaves(proc, lhs, out);
-                self.diff_leaves(proc, rhs, out);
-            }
-            ExprKind::Intrinsic { call, args } => match call.func {
-                MathFn::Floor | MathFn::Ceil | MathFn::Round | MathFn::Trunc => {}
-                MathFn::Copysign => {
-                    if let Some(a) = args.first() {
-                        self.diff_leaves(proc, a, out)
-                    }
-                }
-                _ => args.iter().for_each(|a| self.diff_leaves(proc, a, out)),
-            },
-            ExprKind::Cond { then, other, .. } => {
-                self.diff_leaves(proc, then, out);
-                self.diff_leaves(proc, other, out);
-            }
-            _ => {}
-        }
+        });
     }
 
     /// `pred/active-call`: a call with an argument active before or after.
