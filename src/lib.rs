@@ -11,3 +11,4 @@ pub mod front;
 pub mod cgen;
 pub mod il;
 pub mod interp;
+pub mod simplify;

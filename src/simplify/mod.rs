@@ -1,0 +1,1 @@
+//! Simplification of derivative expressions with egg (filled in by the simplifier work).
