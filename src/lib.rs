@@ -12,3 +12,5 @@ pub mod cgen;
 pub mod il;
 pub mod interp;
 pub mod simplify;
+pub mod engine;
+pub mod transform;

@@ -45,6 +45,20 @@ impl Preprocessing {
     }
 }
 
+/// Options of the rule-driven transformations.
+#[derive(Args, Clone)]
+struct RuleOptions {
+    /// Write each emitted statement's rule ID as a trailing comment.
+    #[arg(long)]
+    explain: bool,
+    /// Reset every derivative that becomes zero explicitly (§4.6).
+    #[arg(long)]
+    no_implicit_zero: bool,
+    /// A rule file adding derivatives of external functions.
+    #[arg(long, value_name = "FILE")]
+    rules: Vec<PathBuf>,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Emit {
     C,
@@ -73,6 +87,8 @@ enum Command {
         /// Multi-directional tangent: writes FILE_dv.c.
         #[arg(long)]
         vector: bool,
+        #[command(flatten)]
+        rules: RuleOptions,
     },
     /// Adjoint (reverse) differentiation: writes FILE_b.c.
     Adjoint {
@@ -138,7 +154,14 @@ fn main() -> ExitCode {
             }
             None => ExitCode::from(1),
         },
-        Command::Tangent { file, pp, .. } => not_yet("tangent", &file, &pp),
+        Command::Tangent {
+            file,
+            head,
+            out,
+            pp,
+            vector,
+            rules,
+        } => tangent(&file, &head, out.as_deref(), &pp, vector, &rules),
         Command::Adjoint { file, pp, .. } => not_yet("adjoint", &file, &pp),
         Command::Check { file, pp, .. } => not_yet("check", &file, &pp),
         Command::Analyze {
@@ -197,6 +220,87 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
         print!("{}", result.report_text(&loaded.sources));
     }
     ExitCode::SUCCESS
+}
+
+fn parse_heads(file: &Path, program: &aioli::il::Program, heads: &[String]) -> Option<Vec<analysis::head::Head>> {
+    let mut parsed = Vec::new();
+    for h in heads {
+        match analysis::parse_head(program, h) {
+            Ok(h) => parsed.push(h),
+            Err(msg) => {
+                eprintln!("{}: error: {msg}", file.display());
+                return None;
+            }
+        }
+    }
+    Some(parsed)
+}
+
+/// `aioli tangent`: writes FILE_d.c (or FILE_dv.c) into the output directory.
+fn tangent(
+    file: &Path,
+    heads: &[String],
+    out: Option<&Path>,
+    pp: &Preprocessing,
+    vector: bool,
+    rule_opts: &RuleOptions,
+) -> ExitCode {
+    use aioli::transform::tangent::{TangentOptions, load_rules, tangent};
+    let Some(loaded) = load(file, &pp.options()) else {
+        return ExitCode::from(1);
+    };
+    let Some(parsed) = parse_heads(file, &loaded.program, heads) else {
+        return ExitCode::from(1);
+    };
+    if vector {
+        eprintln!("aioli: error: '--vector' is not implemented yet");
+        return ExitCode::from(1);
+    }
+    let mut opts = TangentOptions {
+        explain: rule_opts.explain,
+        implicit_zero: !rule_opts.no_implicit_zero,
+        user_rules: Vec::new(),
+    };
+    for r in &rule_opts.rules {
+        match std::fs::read_to_string(r) {
+            Ok(text) => opts.user_rules.push((r.display().to_string(), text)),
+            Err(e) => {
+                eprintln!("{}: error: cannot read rule file: {e}", r.display());
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let rules = match load_rules(&opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let text = match tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts) {
+        Ok(t) => t,
+        Err(d) => {
+            eprint!("{}", diag::render(&loaded.sources, &d));
+            return ExitCode::from(1);
+        }
+    };
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let path = dir.join(format!("{stem}_d.c"));
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| write_atomically(&path, &text)) {
+        eprintln!("{}: error: cannot write: {e}", path.display());
+        return ExitCode::from(1);
+    }
+    eprintln!("aioli: wrote {}", path.display());
+    ExitCode::SUCCESS
+}
+
+/// Writes through a temporary file and a rename, so a failure never leaves
+/// a partial output behind.
+fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_extension("c.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
 }
 
 /// A subcommand of the contract whose machinery is not built yet: the input

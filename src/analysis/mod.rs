@@ -88,8 +88,24 @@ pub struct Analysis<'a> {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Runs every analysis for the given heads.
+/// Which derivative code the analyses prepare: it decides what is live at
+/// a head's exit (`diff-live/exit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The caller reads only derivatives: nothing is live at the exit.
+    Adjoint,
+    /// The tangent procedure also returns the original results, so every
+    /// zone the caller can see is live at the head's exit.
+    Tangent,
+}
+
+/// Runs every analysis for the given heads, for adjoint code.
 pub fn analyze<'a>(program: &'a Program, heads: &[Head]) -> Analysis<'a> {
+    analyze_for(program, heads, Mode::Adjoint)
+}
+
+/// Runs every analysis for the given heads and mode.
+pub fn analyze_for<'a>(program: &'a Program, heads: &[Head], mode: Mode) -> Analysis<'a> {
     let mut locs = Locs::of(program);
     let graph = program.call_graph();
     let order = reachable(program, &graph, heads);
@@ -131,7 +147,7 @@ pub fn analyze<'a>(program: &'a Program, heads: &[Head]) -> Analysis<'a> {
         diff_zones: Set::new(),
         warnings: Vec::new(),
     };
-    a.top_down(&sccs);
+    a.top_down(&sccs, mode);
     for r in a.results.values() {
         for i in 0..r.varied_in.len() {
             a.diff_zones
@@ -406,13 +422,20 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    fn top_down(&mut self, sccs: &[Vec<ProcId>]) {
+    fn top_down(&mut self, sccs: &[Vec<ProcId>], mode: Mode) {
         // Contexts gathered from call sites: varied at entry, useful and
         // diff-live at exit, in callee zones.
         let mut varied_ctx: HashMap<ProcId, Set> = HashMap::new();
         let mut useful_ctx: HashMap<ProcId, Set> = HashMap::new();
         let mut live_ctx: HashMap<ProcId, Set> = HashMap::new();
         for h in &self.heads.clone() {
+            if mode == Mode::Tangent {
+                // `diff-live/exit`, tangent mode: the original results.
+                let visible: Set = (0..self.locs.zones.len() as Zone)
+                    .filter(|&z| self.locs.is_interface(h.proc, z))
+                    .collect();
+                live_ctx.entry(h.proc).or_default().extend(visible);
+            }
             for &v in &h.independents {
                 let zs = self.head_zones(h, v);
                 varied_ctx

@@ -1,0 +1,6 @@
+//! Transformations driven by the rules: tangent mode (this issue), adjoint
+//! mode (next).
+
+pub mod names;
+pub mod tangent;
+pub mod varied;

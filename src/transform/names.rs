@@ -1,0 +1,357 @@
+//! What gets a derivative, and its name and type (`tangent/names`,
+//! `tangent/types`).
+//!
+//! The analyses say which zones are active somewhere (`pred/diff`). From
+//! them: the variables whose derivative exists (a variable with a diff
+//! zone; a pointer through which diff memory is reached; a pointer or array
+//! whose address flows into such a pointer), the struct fields kept in the
+//! derivative struct types, and the procedures differentiated.
+
+use crate::analysis::Analysis;
+use crate::analysis::locs::{ObjKind, Zone};
+use crate::il::{
+    Expr, ExprKind, ProcId, Program, QualType, StmtKind, StructId, SymId, Type, TypedefId,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// Which symbols, fields and procedures carry derivatives.
+#[derive(Default)]
+pub struct DiffSets {
+    pub syms: HashSet<SymId>,
+    pub fields: HashSet<(StructId, usize)>,
+    /// Procedures whose result has a derivative.
+    pub results: HashSet<ProcId>,
+}
+
+impl DiffSets {
+    pub fn of(a: &Analysis<'_>, procs: &[ProcId]) -> DiffSets {
+        let program = a.program;
+        let mut d = DiffSets::default();
+        let mut zones: Vec<Zone> = a.diff_zones.iter().copied().collect();
+        let mut seen: HashSet<Zone> = zones.iter().copied().collect();
+        while let Some(z) = zones.pop() {
+            let info = a.locs.zone(z);
+            let obj = a.locs.object(info.obj);
+            let root_ty = match &obj.kind {
+                ObjKind::Var(s) => {
+                    d.syms.insert(*s);
+                    Some(program.sym(*s).ty.clone())
+                }
+                ObjKind::Target { pointer, .. } => {
+                    // The pointer that reaches this memory needs a derivative.
+                    if seen.insert(*pointer) {
+                        zones.push(*pointer);
+                    }
+                    pointee(program, &a.locs.zone(*pointer).ty)
+                }
+                ObjKind::Result(p) => {
+                    d.results.insert(*p);
+                    None
+                }
+                ObjKind::Heap { proc, stmt, .. } => {
+                    let (elem, target) = alloc_elem(program, *proc, *stmt);
+                    d.syms.extend(target);
+                    elem
+                }
+                ObjKind::Control { .. } => None,
+            };
+            if let Some(ty) = root_ty {
+                mark_path(program, &ty, &info.path, &mut d.fields);
+            }
+        }
+        // Pointers that designate diff memory, and what their values come
+        // from, need derivatives too: iterate over pointer assignments.
+        loop {
+            let before = d.syms.len();
+            for &p in procs {
+                let Some(body) = &program.proc(p).body else { continue };
+                let ref_zones = a.facts.get(&p).map(|f| &f.ref_zones);
+                let reaches_diff = |b: &Expr| {
+                    ref_zones
+                        .and_then(|rz| rz.get(&crate::analysis::facts::key(b)))
+                        .is_some_and(|zs| zs.iter().any(|z| a.diff_zones.contains(z)))
+                };
+                crate::il::visit_stmts(&body.stmts, &mut |s| {
+                    for e in stmt_exprs(s) {
+                        deref_bases(program, e, &mut |b| {
+                            if reaches_diff(b)
+                                && let Some(root) = root_sym(b)
+                            {
+                                d.syms.insert(root);
+                            }
+                        });
+                    }
+                    match &s.kind {
+                    StmtKind::Assign { lhs, rhs, .. } => {
+                        if is_pointer(program, &lhs.ty)
+                            && root_sym(lhs).is_some_and(|r| d.syms.contains(&r))
+                            && let Some(r) = pointer_root(rhs)
+                        {
+                            d.syms.insert(r);
+                        }
+                    }
+                    StmtKind::Decl { vars, .. } => {
+                        for v in vars {
+                            if d.syms.contains(&v.sym)
+                                && is_pointer(program, &program.sym(v.sym).ty)
+                                && let Some(crate::il::Init::Expr(e)) = &v.init
+                                && let Some(r) = pointer_root(e)
+                            {
+                                d.syms.insert(r);
+                            }
+                        }
+                    }
+                    _ => {}
+                    }
+                });
+            }
+            if d.syms.len() == before {
+                break;
+            }
+        }
+        d
+    }
+
+    /// `pred/diff` extended to references: does `e` designate memory with
+    /// a derivative?
+    pub fn is_diff_ref(&self, program: &Program, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(s) => self.syms.contains(s),
+            ExprKind::Index { base, .. } => self.is_diff_ref(program, base),
+            ExprKind::Deref(p) => self.is_diff_ref(program, p),
+            ExprKind::Field { base, strukt, field } => {
+                self.fields.contains(&(*strukt, *field)) && self.is_diff_ref(program, base)
+            }
+            ExprKind::AddrOf(r) => self.is_diff_ref(program, r),
+            ExprKind::Cast { arg, .. } => self.is_diff_ref(program, arg),
+            ExprKind::Binary { lhs, rhs, .. } if is_pointer(program, &e.ty) => {
+                if is_pointer(program, &lhs.ty) {
+                    self.is_diff_ref(program, lhs)
+                } else {
+                    self.is_diff_ref(program, rhs)
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What a pointer (or an array of pointers) points to.
+fn pointee(program: &Program, ty: &QualType) -> Option<QualType> {
+    match program.resolve(&ty.ty) {
+        Type::Pointer(t) => Some((**t).clone()),
+        Type::Array { elem, .. } => pointee(program, elem),
+        _ => None,
+    }
+}
+
+/// The element type and the target's variable of the allocation statement
+/// `stmt` of `proc`.
+fn alloc_elem(
+    program: &Program,
+    proc: ProcId,
+    stmt: crate::il::StmtId,
+) -> (Option<QualType>, Option<SymId>) {
+    let mut found = (None, None);
+    if let Some(body) = &program.proc(proc).body {
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if s.id == stmt
+                && let StmtKind::Alloc { elem, target, .. } = &s.kind
+            {
+                found = (Some(elem.clone()), root_sym(target));
+            }
+        });
+    }
+    found
+}
+
+/// Marks the struct fields a zone's path goes through.
+fn mark_path(program: &Program, ty: &QualType, path: &[usize], out: &mut HashSet<(StructId, usize)>) {
+    let mut ty = ty.ty.clone();
+    for &i in path {
+        loop {
+            match program.resolve(&ty).clone() {
+                Type::Array { elem, .. } | Type::Pointer(elem) => ty = elem.ty,
+                _ => break,
+            }
+        }
+        let Type::Struct(s) = program.resolve(&ty).clone() else { return };
+        out.insert((s, i));
+        let Some(f) = program.strukt(s).fields.get(i) else { return };
+        ty = f.ty.ty.clone();
+    }
+}
+
+/// Calls `f` on every reference a dereference or index goes through.
+fn deref_bases<'e>(program: &Program, e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
+    match &e.kind {
+        ExprKind::Index { base, index } => {
+            f(e);
+            deref_bases(program, base, f);
+            deref_bases(program, index, f);
+        }
+        ExprKind::Deref(p) => {
+            f(e);
+            deref_bases(program, p, f);
+        }
+        ExprKind::Field { base, .. } => {
+            f(e);
+            deref_bases(program, base, f);
+        }
+        ExprKind::AddrOf(x) | ExprKind::Cast { arg: x, .. } | ExprKind::Unary { arg: x, .. } => {
+            deref_bases(program, x, f)
+        }
+        ExprKind::SizeOfExpr(_) => {}
+        ExprKind::Binary { lhs, rhs, .. } => {
+            deref_bases(program, lhs, f);
+            deref_bases(program, rhs, f);
+        }
+        ExprKind::Cond { cond, then, other } => {
+            deref_bases(program, cond, f);
+            deref_bases(program, then, f);
+            deref_bases(program, other, f);
+        }
+        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|a| deref_bases(program, a, f)),
+        _ => {}
+    }
+}
+
+/// The expressions a statement evaluates itself (not those of nested
+/// statements).
+pub fn stmt_exprs(s: &crate::il::Stmt) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    match &s.kind {
+        StmtKind::Assign { lhs, rhs, .. } => out.extend([lhs, rhs]),
+        StmtKind::Call { result, args, .. } => {
+            out.extend(result.iter());
+            out.extend(args.iter());
+        }
+        StmtKind::Decl { vars, .. } => {
+            fn init<'e>(i: &'e crate::il::Init, out: &mut Vec<&'e Expr>) {
+                match i {
+                    crate::il::Init::Expr(e) => out.push(e),
+                    crate::il::Init::List(items, _) => items.iter().for_each(|i| init(i, out)),
+                }
+            }
+            for v in vars {
+                if let Some(i) = &v.init {
+                    init(i, &mut out);
+                }
+            }
+        }
+        StmtKind::Alloc { target, count, .. } => out.extend([target, count]),
+        StmtKind::Free { ptr } => out.push(ptr),
+        StmtKind::Return(Some(e)) | StmtKind::Discard(e) => out.push(e),
+        StmtKind::If { cond, .. } => out.push(cond),
+        StmtKind::Switch { selector, .. } => out.push(selector),
+        StmtKind::Loop { header, .. } => match header {
+            crate::il::LoopHeader::For { cond, .. } => out.extend(cond.iter()),
+            crate::il::LoopHeader::While { cond } | crate::il::LoopHeader::DoWhile { cond } => {
+                out.push(cond)
+            }
+        },
+        _ => {}
+    }
+    out
+}
+
+/// The variable at the root of a reference.
+pub fn root_sym(e: &Expr) -> Option<SymId> {
+    match &e.kind {
+        ExprKind::Var(s) => Some(*s),
+        ExprKind::Index { base, .. } => root_sym(base),
+        ExprKind::Deref(p) => root_sym(p),
+        ExprKind::Field { base, .. } => root_sym(base),
+        _ => None,
+    }
+}
+
+/// The variable whose memory a pointer-valued expression points into.
+fn pointer_root(e: &Expr) -> Option<SymId> {
+    match &e.kind {
+        ExprKind::Var(s) => Some(*s),
+        ExprKind::AddrOf(r) => root_sym(r),
+        ExprKind::Cast { arg, .. } => pointer_root(arg),
+        ExprKind::Binary { lhs, rhs, .. } => pointer_root(lhs).or_else(|| pointer_root(rhs)),
+        ExprKind::Cond { then, other, .. } => pointer_root(then).or_else(|| pointer_root(other)),
+        ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => root_sym(e),
+        _ => None,
+    }
+}
+
+pub fn is_pointer(program: &Program, ty: &QualType) -> bool {
+    matches!(program.resolve(&ty.ty), Type::Pointer(_))
+}
+
+/// Fresh names that clash with nothing in the program (CONTRACT §2: append
+/// `0`, then `1`, ...).
+pub struct Namer {
+    taken: BTreeSet<String>,
+}
+
+impl Namer {
+    pub fn of(program: &Program) -> Namer {
+        let mut taken = BTreeSet::new();
+        taken.extend(program.symbols.iter().map(|s| s.name.clone()));
+        taken.extend(program.procs.iter().map(|p| p.name.clone()));
+        taken.extend(program.typedefs.iter().map(|t| t.name.clone()));
+        taken.extend(program.structs.iter().filter_map(|s| s.tag.clone()));
+        for kw in ["nd", "nbdirs", "NBDIRSMAX"] {
+            taken.insert(kw.to_string());
+        }
+        Namer { taken }
+    }
+
+    pub fn fresh(&mut self, base: &str) -> String {
+        if self.taken.insert(base.to_string()) {
+            return base.to_string();
+        }
+        for i in 0.. {
+            let n = format!("{base}{i}");
+            if self.taken.insert(n.clone()) {
+                return n;
+            }
+        }
+        unreachable!("some suffix is free")
+    }
+}
+
+/// Derivative struct and typedef ids of the output program.
+#[derive(Default)]
+pub struct DiffTypes {
+    pub structs: HashMap<StructId, StructId>,
+    pub typedefs: HashMap<TypedefId, TypedefId>,
+}
+
+impl DiffTypes {
+    /// The type of the derivative of a value of type `ty`
+    /// (`tangent/types`): reals and arrays and pointers of reals keep their
+    /// type, structs become their derivative struct.
+    pub fn of(&self, program: &Program, ty: &QualType) -> QualType {
+        QualType {
+            ty: self.of_type(program, &ty.ty),
+            is_const: ty.is_const,
+        }
+    }
+
+    fn of_type(&self, program: &Program, ty: &Type) -> Type {
+        match ty {
+            Type::Named(t) => match self.typedefs.get(t) {
+                Some(d) => Type::Named(*d),
+                None => match program.resolve(ty) {
+                    Type::Struct(_) | Type::Pointer(_) | Type::Array { .. } => {
+                        self.of_type(program, program.resolve(ty))
+                    }
+                    _ => ty.clone(),
+                },
+            },
+            Type::Struct(s) => Type::Struct(*self.structs.get(s).unwrap_or(s)),
+            Type::Pointer(t) => Type::Pointer(Box::new(self.of(program, t))),
+            Type::Array { elem, len } => Type::Array {
+                elem: Box::new(self.of(program, elem)),
+                len: len.clone(),
+            },
+            _ => ty.clone(),
+        }
+    }
+}

@@ -1,0 +1,2031 @@
+//! Tangent mode (`spec/tangent.md`): the rules of `rules/tangent/*.rules`
+//! applied to the IL by the engine, with this module as their host.
+//!
+//! The host shows IL nodes to the rules as terms (`spec/tangent.md`,
+//! "Terms"), answers their guards from the analyses, and builds the IL the
+//! rules' templates describe: derivative variables and procedures, typed
+//! expressions, statements with provenance. Then it assembles the output
+//! translation unit (`tangent/output`): the original's types and
+//! declarations, derivative types and globals, and one `f_d` per
+//! differentiated procedure.
+
+use super::names::{DiffSets, DiffTypes, Namer, is_pointer};
+use super::varied::VariedMap;
+use crate::analysis::blocks::Set;
+use crate::analysis::head::Head;
+use crate::analysis::locs::{ObjKind, Zone};
+use crate::analysis::{Analysis, Mode, analyze_for};
+use crate::engine::{self, ApplyError, Host, RuleSet, Tmpl, View};
+use crate::front::diag::Diagnostic;
+use crate::front::source::{SourceMap, Span};
+use crate::il::{
+    AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, Intrinsic, Item, ItemKind,
+    LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind, Stmt, StmtId,
+    StmtKind, Storage, StructDef, SwitchCase, SymId, SymKind, Symbol, Type, TypedefDef, UnOp,
+};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
+
+/// Options of `aioli tangent`.
+#[derive(Clone, Debug)]
+pub struct TangentOptions {
+    /// Write each emitted statement's rule ID as a trailing comment.
+    pub explain: bool,
+    /// Leave derivatives that become zero implicit (§4.6), resetting them
+    /// before control merges; off: every derivative is kept explicit.
+    pub implicit_zero: bool,
+    /// Extra rule files (a user's `--rules`), after the bundled ones.
+    pub user_rules: Vec<(String, String)>,
+}
+
+impl Default for TangentOptions {
+    fn default() -> Self {
+        TangentOptions {
+            explain: false,
+            implicit_zero: true,
+            user_rules: Vec::new(),
+        }
+    }
+}
+
+/// The bundled rule files, embedded so the tool works from anywhere.
+pub fn bundled_rules() -> Vec<(String, String)> {
+    macro_rules! rule_file {
+        ($p:literal) => {
+            (
+                $p.to_string(),
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $p)).to_string(),
+            )
+        };
+    }
+    vec![
+        rule_file!("rules/tangent/procedure.rules"),
+        rule_file!("rules/tangent/control.rules"),
+        rule_file!("rules/tangent/assign.rules"),
+        rule_file!("rules/tangent/call.rules"),
+        rule_file!("rules/tangent/expr.rules"),
+        rule_file!("rules/derivatives.rules"),
+    ]
+}
+
+/// Loads the bundled rules and the user's.
+pub fn load_rules(opts: &TangentOptions) -> Result<RuleSet, engine::RuleError> {
+    let mut files = bundled_rules();
+    files.extend(opts.user_rules.iter().cloned());
+    RuleSet::load(&files)
+}
+
+/// Differentiates `program` for `heads` in tangent mode; returns the C text
+/// of the output file.
+pub fn tangent(
+    program: &Program,
+    sources: &SourceMap,
+    heads: &[Head],
+    rules: &RuleSet,
+    opts: &TangentOptions,
+) -> Result<String, Diagnostic> {
+    let a = analyze_for(program, heads, Mode::Tangent);
+    let out = tangent_program(&a, rules, opts)?;
+    Ok(crate::back::print_c(&out, sources))
+}
+
+/// The output program of the tangent mode (exposed for tests that run it
+/// in the interpreter).
+pub fn tangent_program(a: &Analysis<'_>, rules: &RuleSet, opts: &TangentOptions) -> Result<Program, Diagnostic> {
+    let program = a.program;
+    let diff_procs: Vec<ProcId> = a
+        .order
+        .iter()
+        .copied()
+        .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
+        .collect();
+    let diff = DiffSets::of(a, &a.order);
+    let mut out = program.clone();
+    let mut namer = Namer::of(program);
+    let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff);
+    // Reserve the derivative procedures so calls can name them.
+    let mut dprocs = HashMap::new();
+    for &p in &diff_procs {
+        let orig = program.proc(p);
+        let id = ProcId(out.procs.len() as u32);
+        out.procs.push(Procedure {
+            name: namer.fresh(&format!("{}_d", orig.name)),
+            body: None,
+            stmt_count: 0,
+            ..orig.clone()
+        });
+        dprocs.insert(p, id);
+    }
+    let mut host = TangentHost {
+        a,
+        program,
+        out,
+        namer,
+        diff,
+        types,
+        dprocs,
+        dsyms: HashMap::new(),
+        opts: opts.clone(),
+        rules,
+        proc: ProcId(0),
+        stmts: Vec::new(),
+        varied: VariedMap::default(),
+        result_param: None,
+        error_span: None,
+        dummies: HashMap::new(),
+    };
+    for &p in &diff_procs {
+        host.proc = p;
+        let body = program.proc(p).body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
+        host.varied = VariedMap::of(a, p, body);
+        host.result_param = host.result_param_for(p);
+        host.stmts.clear();
+        let span = program.proc(p).span;
+        engine::apply(rules, &mut host, "proc", &Val::Proc(p)).map_err(|e| {
+            Diagnostic::error(host.error_span.unwrap_or(span), e.message)
+        })?;
+    }
+    let mut out = host.finish(&diff_procs, new_type_items);
+    for (_, p) in out.procs.iter_mut().enumerate() {
+        if let Some(b) = &mut p.body {
+            let mut n = 0;
+            renumber(&mut b.stmts, &mut n);
+            p.stmt_count = n;
+        }
+    }
+    let problems = crate::il::validate::validate(&out);
+    if let (Some(e), Some(p)) = (problems.first(), diff_procs.first()) {
+        return Err(Diagnostic::error(
+            program.proc(*p).span,
+            format!("internal error: the tangent IL is malformed: {e}"),
+        ));
+    }
+    Ok(out)
+}
+
+fn renumber(stmts: &mut [Stmt], n: &mut u32) {
+    for s in stmts {
+        s.id = StmtId(*n);
+        *n += 1;
+        match &mut s.kind {
+            StmtKind::If { then, other, .. } => {
+                renumber(&mut then.stmts, n);
+                if let Some(o) = other {
+                    renumber(&mut o.stmts, n);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    renumber(init, n);
+                    renumber(step, n);
+                }
+                renumber(&mut body.stmts, n);
+            }
+            StmtKind::Switch { cases, .. } => cases.iter_mut().for_each(|c| renumber(&mut c.body, n)),
+            StmtKind::Block(b) => renumber(&mut b.stmts, n),
+            _ => {}
+        }
+    }
+}
+
+/// Creates the derivative struct types (`tangent/types`): `T_d` with the
+/// fields of `T` that are ever active, in order. Returns the items to add
+/// after each original type item.
+fn derivative_types(
+    program: &Program,
+    out: &mut Program,
+    namer: &mut Namer,
+    diff: &DiffSets,
+) -> (DiffTypes, HashMap<usize, Vec<ItemKind>>) {
+    let mut types = DiffTypes::default();
+    let mut items: HashMap<usize, Vec<ItemKind>> = HashMap::new();
+    let with_fields: Vec<usize> = (0..program.structs.len())
+        .filter(|&s| diff.fields.iter().any(|(t, _)| t.index() == s))
+        .collect();
+    for &s in &with_fields {
+        let id = crate::il::StructId(out.structs.len() as u32);
+        let orig = program.strukt(crate::il::StructId(s as u32));
+        out.structs.push(StructDef {
+            tag: orig.tag.as_ref().map(|t| namer.fresh(&format!("{t}_d"))),
+            fields: Vec::new(),
+            ..orig.clone()
+        });
+        types.structs.insert(crate::il::StructId(s as u32), id);
+    }
+    for (i, t) in program.typedefs.iter().enumerate() {
+        if let Type::Struct(s) = &t.ty.ty
+            && let Some(&d) = types.structs.get(s)
+        {
+            let id = crate::il::TypedefId(out.typedefs.len() as u32);
+            out.typedefs.push(TypedefDef {
+                name: namer.fresh(&format!("{}_d", t.name)),
+                ty: QualType::new(Type::Struct(d)),
+                span: t.span,
+            });
+            types.typedefs.insert(crate::il::TypedefId(i as u32), id);
+        }
+    }
+    for &s in &with_fields {
+        let sid = crate::il::StructId(s as u32);
+        let fields = program
+            .strukt(sid)
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| diff.fields.contains(&(sid, *i)))
+            .map(|(_, f)| crate::il::Field {
+                ty: types.of(program, &f.ty),
+                comments: Default::default(),
+                ..f.clone()
+            })
+            .collect();
+        out.structs[types.structs[&sid].index()].fields = fields;
+    }
+    for (i, item) in program.items.iter().enumerate() {
+        match &item.kind {
+            ItemKind::Struct(s) => {
+                if let Some(&d) = types.structs.get(s) {
+                    items.entry(i).or_default().push(ItemKind::Struct(d));
+                }
+            }
+            ItemKind::Typedef(t) => {
+                if let Some(&d) = types.typedefs.get(t) {
+                    items.entry(i).or_default().push(ItemKind::Typedef(d));
+                }
+            }
+            _ => {}
+        }
+    }
+    (types, items)
+}
+
+/// A value the rules see: an IL node of the original program, or a piece
+/// of output being built.
+#[derive(Clone)]
+pub enum Val<'a> {
+    Proc(ProcId),
+    Formals(ProcId, usize),
+    Formal(ProcId, usize),
+    Stmts(&'a [Stmt]),
+    Stmt(&'a Stmt),
+    Cases(&'a [SwitchCase]),
+    Case(&'a SwitchCase),
+    Decls(&'a [Declarator]),
+    Declarator(&'a Declarator),
+    Inits(&'a [Init]),
+    Init(&'a Init),
+    Expr(&'a Expr),
+    Exprs(&'a [Expr]),
+    Args(&'a Stmt, usize),
+    Arg(&'a Stmt, usize),
+    Sym(SymId),
+    Atom(Rc<str>),
+    Num(f64),
+    Code(Vec<Stmt>),
+    New(Expr),
+    NewInit(Init),
+    NewDecl(Declarator),
+    NewCase(SwitchCase),
+    List(Vec<Val<'a>>),
+}
+
+struct TangentHost<'x, 'a> {
+    a: &'x Analysis<'a>,
+    program: &'a Program,
+    out: Program,
+    namer: Namer,
+    diff: DiffSets,
+    types: DiffTypes,
+    dprocs: HashMap<ProcId, ProcId>,
+    dsyms: HashMap<SymId, SymId>,
+    opts: TangentOptions,
+    rules: &'x RuleSet,
+    proc: ProcId,
+    /// Enclosing statements of the node being differentiated.
+    stmts: Vec<&'a Stmt>,
+    varied: VariedMap,
+    /// The `double *f` parameter carrying the original result.
+    result_param: Option<SymId>,
+    error_span: Option<Span>,
+    /// Zero derivatives made up for call arguments without one, by call
+    /// statement address and argument index.
+    dummies: HashMap<(usize, usize), (Stmt, Expr)>,
+}
+
+fn binop_name(op: BinOp) -> &'static str {
+    use BinOp::*;
+    match op {
+        Add => "add",
+        Sub => "sub",
+        Mul => "mul",
+        Div => "div",
+        Rem => "rem",
+        Lt => "lt",
+        Le => "le",
+        Gt => "gt",
+        Ge => "ge",
+        Eq => "eq",
+        Ne => "ne",
+        And => "and",
+        Or => "or",
+        BitAnd => "bitand",
+        BitOr => "bitor",
+        BitXor => "bitxor",
+        Shl => "shl",
+        Shr => "shr",
+    }
+}
+
+fn binop_of(name: &str) -> Option<BinOp> {
+    use BinOp::*;
+    Some(match name {
+        "add" => Add,
+        "sub" => Sub,
+        "mul" => Mul,
+        "div" => Div,
+        "lt" => Lt,
+        "le" => Le,
+        "gt" => Gt,
+        "ge" => Ge,
+        "eq" => Eq,
+        "ne" => Ne,
+        _ => return None,
+    })
+}
+
+fn real_rank(program: &Program, t: &QualType) -> u8 {
+    match program.resolve(&t.ty) {
+        Type::Real(RealKind::Float) => 1,
+        Type::Real(RealKind::Double) => 2,
+        Type::Real(RealKind::LongDouble) => 3,
+        _ => 0,
+    }
+}
+
+fn real_of_rank(r: u8) -> QualType {
+    QualType::new(Type::Real(match r {
+        1 => RealKind::Float,
+        3 => RealKind::LongDouble,
+        _ => RealKind::Double,
+    }))
+}
+
+impl<'x, 'a> TangentHost<'x, 'a> {
+    fn stmt(&self) -> Option<&'a Stmt> {
+        self.stmts.last().copied()
+    }
+
+    fn span(&self) -> Span {
+        self.stmt().map(|s| s.span).unwrap_or(self.program.proc(self.proc).span)
+    }
+
+    fn expr_of(&self, v: &Val<'a>) -> Result<Expr, ApplyError> {
+        Ok(match v {
+            Val::Expr(e) => (*e).clone(),
+            Val::New(e) => e.clone(),
+            Val::Init(Init::Expr(e)) => e.clone(),
+            Val::NewInit(Init::Expr(e)) => e.clone(),
+            Val::Sym(s) => self.var(*s),
+            Val::Arg(s, i) => self.arg_expr(s, *i).clone(),
+            Val::Num(x) => self.real(*x, QualType::double()),
+            _ => return Err(ApplyError::new(format!("expected an expression, got {}", self.describe(v)))),
+        })
+    }
+
+    fn arg_expr(&self, s: &'a Stmt, i: usize) -> &'a Expr {
+        match &s.kind {
+            StmtKind::Call { args, .. } => &args[i],
+            _ => unreachable!("arguments belong to calls"),
+        }
+    }
+
+    fn code_of(&self, v: Val<'a>) -> Result<Vec<Stmt>, ApplyError> {
+        match v {
+            Val::Code(c) => Ok(c),
+            Val::List(items) => {
+                let mut out = Vec::new();
+                for i in items {
+                    out.extend(self.code_of(i)?);
+                }
+                Ok(out)
+            }
+            Val::Stmt(s) => Ok(vec![s.clone()]),
+            other => Err(ApplyError::new(format!("expected statements, got {}", self.describe(&other)))),
+        }
+    }
+
+    fn list_of(&self, v: Val<'a>) -> Result<Vec<Val<'a>>, ApplyError> {
+        match v {
+            Val::List(items) => Ok(items),
+            other => Err(ApplyError::new(format!("expected a list, got {}", self.describe(&other)))),
+        }
+    }
+
+    fn var(&self, s: SymId) -> Expr {
+        let sym = &self.out.symbols[s.index()];
+        let ty = match &sym.ty.ty {
+            // An array parameter is a pointer in expressions.
+            _ => sym.ty.clone(),
+        };
+        Expr::new(ExprKind::Var(s), ty, self.span())
+    }
+
+    fn real(&self, x: f64, ty: QualType) -> Expr {
+        let ty = if real_rank(self.program, &ty) == 0 { QualType::double() } else { ty };
+        let mut text = crate::back::c::real_text(x.abs());
+        if real_rank(self.program, &ty) == 1 {
+            text.push('f');
+        }
+        let e = Expr::new(ExprKind::RealConst { value: x.abs(), text }, ty.clone(), self.span());
+        if x < 0.0 {
+            Expr::new(ExprKind::Unary { op: UnOp::Neg, arg: Box::new(e) }, ty, self.span())
+        } else {
+            e
+        }
+    }
+
+    fn binary(&self, op: BinOp, l: Expr, r: Expr) -> Expr {
+        let ty = if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne) {
+            QualType::int()
+        } else if is_pointer(&self.out, &l.ty) {
+            l.ty.clone()
+        } else if is_pointer(&self.out, &r.ty) {
+            r.ty.clone()
+        } else {
+            let rank = real_rank(&self.out, &l.ty).max(real_rank(&self.out, &r.ty));
+            if rank == 0 { l.ty.clone() } else { real_of_rank(rank) }
+        };
+        Expr::new(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(l),
+                rhs: Box::new(r),
+            },
+            ty,
+            self.span(),
+        )
+    }
+
+    /// The derivative symbol of `s`, created on first use next to `s`.
+    fn dsym(&mut self, s: SymId) -> SymId {
+        if let Some(&d) = self.dsyms.get(&s) {
+            return d;
+        }
+        let orig = self.program.sym(s).clone();
+        let name = self.namer.fresh(&format!("{}d", orig.name));
+        let mut ty = self.types.of(&self.out, &orig.ty);
+        if orig.kind == SymKind::Global || orig.kind == SymKind::Local {
+            ty.is_const = false;
+        }
+        let id = SymId(self.out.symbols.len() as u32);
+        self.out.symbols.push(Symbol {
+            name: name.clone(),
+            ty,
+            storage: if orig.storage == Storage::Extern { Storage::Auto } else { orig.storage },
+            ..orig.clone()
+        });
+        self.out.scopes[orig.scope.index()].vars.insert(name, id);
+        self.dsyms.insert(s, id);
+        id
+    }
+
+    fn zones_of(&self, e: &Expr) -> Vec<Zone> {
+        self.a
+            .facts
+            .get(&self.proc)
+            .and_then(|f| f.ref_zones.get(&crate::analysis::facts::key(e)))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn active_after(&self) -> Set {
+        let Some(s) = self.stmt() else { return Set::new() };
+        self.a.active_after(self.proc, s.id)
+    }
+
+    fn is_active_expr(&self, e: &Expr) -> bool {
+        let Some(s) = self.stmt() else { return false };
+        if self.a.is_active_expr(self.proc, s.id, e) {
+            return true;
+        }
+        // A declaration initialises its declarators in order: a later
+        // initialiser may read an earlier declarator, active only after.
+        if matches!(s.kind, StmtKind::Decl { .. }) {
+            let after = self.a.active_after(self.proc, s.id);
+            let mut leaves = Vec::new();
+            self.a.diff_leaves(self.proc, e, &mut leaves);
+            return leaves.iter().any(|z| after.contains(z));
+        }
+        false
+    }
+
+    fn is_diff_val(&self, v: &Val<'a>) -> bool {
+        match v {
+            Val::Sym(s) => self.diff.syms.contains(s),
+            Val::Arg(s, i) => self.diff.is_diff_ref(self.program, self.arg_expr(s, *i)),
+            Val::Expr(e) => self.diff.is_diff_ref(self.program, e),
+            Val::Atom(_) => false,
+            _ => false,
+        }
+    }
+
+    /// `tangent/assign-live-implicit`: is the derivative of the reference
+    /// needed after the statement? Pointers always follow their primal.
+    fn derivative_needed_after(&self, v: &Val<'a>) -> bool {
+        if !self.opts.implicit_zero {
+            return self.is_diff_val(v);
+        }
+        match v {
+            Val::Sym(s) => {
+                if is_pointer(self.program, &self.program.sym(*s).ty) {
+                    return self.diff.syms.contains(s);
+                }
+                let after = self.active_after();
+                let o = self.a.locs.of_sym(*s);
+                self.a.locs.object_zones(o).any(|z| after.contains(&z))
+            }
+            Val::Expr(e) => {
+                if is_pointer(self.program, &e.ty) {
+                    return self.diff.is_diff_ref(self.program, e);
+                }
+                let after = self.active_after();
+                self.zones_of(e).iter().any(|z| after.contains(z))
+            }
+            _ => false,
+        }
+    }
+
+    fn is_diff_formal(&self, proc: ProcId, i: usize) -> bool {
+        if !self.dprocs.contains_key(&proc) {
+            return false;
+        }
+        let p = self.program.proc(proc);
+        let sym = p.params[i];
+        self.program.contains_real(&self.program.sym(sym).ty.ty)
+            && (self.a.is_diff_formal_arg(proc, i) || self.diff.syms.contains(&sym))
+    }
+
+    fn result_is_diff(&self, proc: ProcId) -> bool {
+        self.dprocs.contains_key(&proc)
+            && self.program.is_real(&self.program.proc(proc).ret.ty)
+            && self.diff.results.contains(&proc)
+    }
+
+    /// The derivative reference of `e` (`ref` relation's result when built
+    /// directly, for resets).
+    fn zone_lvalue(&mut self, z: Zone) -> Option<Expr> {
+        let info = self.a.locs.zone(z).clone();
+        if info.atom || !info.real || info.pointer {
+            return None;
+        }
+        let ObjKind::Var(s) = self.a.locs.object(info.obj).kind.clone() else { return None };
+        if !self.diff.syms.contains(&s) {
+            return None;
+        }
+        // Only what this procedure can name: its own locals and globals.
+        let sym = self.program.sym(s);
+        if sym.kind != SymKind::Global && self.a.locs.object(info.obj).owner != Some(self.proc) {
+            return None;
+        }
+        if sym.kind == SymKind::Global && sym.storage == Storage::Extern && !self.diff.syms.contains(&s) {
+            return None;
+        }
+        let d = self.dsym(s);
+        let mut e = self.var(d);
+        let mut ty = self.program.sym(s).ty.clone();
+        for &i in &info.path {
+            let Type::Struct(sid) = self.program.resolve(&ty.ty).clone() else { return None };
+            if !self.diff.fields.contains(&(sid, i)) {
+                return None;
+            }
+            let f = &self.program.strukt(sid).fields[i];
+            ty = f.ty.clone();
+            e = self.field(e, &f.name.clone()).ok()?;
+        }
+        if !self.program.is_real(&ty.ty) {
+            return None;
+        }
+        Some(e)
+    }
+
+    fn field(&self, base: Expr, name: &str) -> Result<Expr, ApplyError> {
+        let Type::Struct(sid) = self.out.resolve(&base.ty.ty).clone() else {
+            return Err(ApplyError::new(format!("field '{name}' of a value that is not a struct")));
+        };
+        let def = self.out.strukt(sid);
+        let Some(i) = def.fields.iter().position(|f| f.name == name) else {
+            return Err(ApplyError::new(format!("the derivative struct has no field '{name}'")));
+        };
+        let ty = def.fields[i].ty.clone();
+        Ok(Expr::new(
+            ExprKind::Field {
+                base: Box::new(base),
+                strukt: sid,
+                field: i,
+            },
+            ty,
+            self.span(),
+        ))
+    }
+
+    /// `tangent/reset-merge`: `zd = 0` for the zones varied at a merge but
+    /// not on the edge reaching it (their derivative is implicit zero).
+    fn resets(&mut self, at_merge: &Set, on_edge: &Set) -> Vec<Stmt> {
+        if !self.opts.implicit_zero {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for &z in at_merge.difference(on_edge) {
+            if let Some(lv) = self.zone_lvalue(z) {
+                let zero = self.real(0.0, lv.ty.clone());
+                out.push(self.mk_stmt(StmtKind::Assign {
+                    lhs: lv,
+                    rhs: zero,
+                    sugar: AssignSugar::Plain,
+                }));
+            }
+        }
+        out
+    }
+
+    fn mk_stmt(&self, kind: StmtKind) -> Stmt {
+        Stmt {
+            id: StmtId(0),
+            kind,
+            span: self.span(),
+            comments: Default::default(),
+        }
+    }
+
+    fn tag(&self, mut code: Vec<Stmt>, rule: &str) -> Vec<Stmt> {
+        if self.opts.explain {
+            for s in &mut code {
+                if s.comments.trailing.as_deref().is_none_or(|t| !t.contains("/* tangent/") && !t.contains("/* deriv/")) {
+                    let tag = format!("/* {rule} */");
+                    s.comments.trailing = Some(match s.comments.trailing.take() {
+                        Some(t) => format!("{tag} {t}"),
+                        None => tag,
+                    });
+                }
+            }
+        }
+        code
+    }
+
+    fn block_like(&self, b: &Block, stmts: Vec<Stmt>) -> Block {
+        Block {
+            stmts,
+            scope: b.scope,
+            closing_comments: b.closing_comments.clone(),
+            span: b.span,
+        }
+    }
+
+    /// The derivative of an intrinsic call by the chain rule
+    /// (`tangent/d-intrinsic`, partials from `rules/derivatives.rules`).
+    fn chain(&mut self, name: &str, args: &[Expr], dargs: Vec<Expr>, rule: &str) -> Result<Expr, ApplyError> {
+        let Some(d) = self.rules.derivatives.get(name).cloned() else {
+            return Err(ApplyError::new(format!("no derivative is known for '{name}'")));
+        };
+        let ty = args.first().map(|a| a.ty.clone()).unwrap_or_else(QualType::double);
+        let mut total: Option<Expr> = None;
+        for (i, da) in dargs.into_iter().enumerate() {
+            if is_zero(&da) {
+                continue;
+            }
+            let mut env: Vec<(String, Val<'a>)> = d
+                .params
+                .iter()
+                .cloned()
+                .zip(args.iter().map(|a| Val::New(a.clone())))
+                .collect();
+            env.reverse();
+            let partial = self.instantiate_partial(&d.partials[i], &env, rule)?;
+            let term = if is_one(&partial) { da } else { self.binary(BinOp::Mul, partial, da) };
+            total = Some(match total {
+                None => term,
+                Some(t) => self.binary(BinOp::Add, t, term),
+            });
+        }
+        Ok(total.unwrap_or_else(|| self.real(0.0, ty)))
+    }
+
+    fn instantiate_partial(&mut self, t: &Tmpl, env: &[(String, Val<'a>)], rule: &str) -> Result<Expr, ApplyError> {
+        let v = self.instantiate_val(t, env, rule)?;
+        self.expr_of(&v)
+    }
+
+    fn instantiate_val(&mut self, t: &Tmpl, env: &[(String, Val<'a>)], rule: &str) -> Result<Val<'a>, ApplyError> {
+        Ok(match t {
+            Tmpl::Var(v) => env
+                .iter()
+                .find(|(n, _)| n == v)
+                .map(|(_, x)| x.clone())
+                .ok_or_else(|| ApplyError::new(format!("unbound ?{v} in a derivative entry")))?,
+            Tmpl::Atom(a) => Val::Atom(a.as_str().into()),
+            Tmpl::Num(x) => Val::Num(*x),
+            Tmpl::Node(h, kids, _) => {
+                let mut args = Vec::new();
+                for k in kids {
+                    args.push(self.instantiate_val(k, env, rule)?);
+                }
+                let node = Val::Atom("derivative".into());
+                self.build(h, args, &node, rule)?
+            }
+        })
+    }
+
+    /// Assembles the output program (`tangent/output`).
+    fn finish(mut self, diff_procs: &[ProcId], type_items: HashMap<usize, Vec<ItemKind>>) -> Program {
+        let program = self.program;
+        let mut items = Vec::new();
+        let main = program.main_file;
+        let dglobals: BTreeMap<SymId, SymId> = self
+            .dsyms
+            .iter()
+            .filter(|(s, _)| program.sym(**s).kind == SymKind::Global)
+            .map(|(a, b)| (*a, *b))
+            .collect();
+        let mut declared_dglobals = HashSet::new();
+        for (i, item) in program.items.iter().enumerate() {
+            match &item.kind {
+                ItemKind::Function(p) => {
+                    let p = *p;
+                    if let Some(&d) = self.dprocs.get(&p) {
+                        if program.proc(p).storage == Storage::Static {
+                            items.push(item.clone());
+                        } else {
+                            items.push(Item {
+                                kind: ItemKind::Prototype(p),
+                                comments: Default::default(),
+                                ..item.clone()
+                            });
+                        }
+                        if diff_procs.contains(&p) {
+                            items.push(Item {
+                                kind: ItemKind::Function(d),
+                                ..item.clone()
+                            });
+                        }
+                    } else if program.proc(p).storage == Storage::Static {
+                        items.push(item.clone());
+                    } else {
+                        items.push(Item {
+                            kind: ItemKind::Prototype(p),
+                            comments: Default::default(),
+                            ..item.clone()
+                        });
+                    }
+                }
+                ItemKind::Globals { base, storage, vars } if item.file == main => {
+                    // The original translation unit defines these; the
+                    // output only declares them (`tangent/output`).
+                    let keep_definition = *storage == Storage::Static;
+                    items.push(Item {
+                        kind: ItemKind::Globals {
+                            base: base.clone(),
+                            storage: if keep_definition { *storage } else { Storage::Extern },
+                            vars: vars
+                                .iter()
+                                .map(|v| Declarator {
+                                    sym: v.sym,
+                                    init: if keep_definition { v.init.clone() } else { None },
+                                })
+                                .collect(),
+                        },
+                        ..item.clone()
+                    });
+                    let mut dvars = Vec::new();
+                    for v in vars {
+                        if let Some(&d) = dglobals.get(&v.sym) {
+                            dvars.push(Declarator { sym: d, init: None });
+                            declared_dglobals.insert(d);
+                        }
+                    }
+                    if !dvars.is_empty() {
+                        let base = self.types.of(&self.out, base);
+                        items.push(Item {
+                            kind: ItemKind::Globals {
+                                base: QualType { is_const: false, ..base },
+                                storage: if keep_definition { Storage::Static } else { Storage::Auto },
+                                vars: dvars,
+                            },
+                            comments: Default::default(),
+                            ..item.clone()
+                        });
+                    }
+                }
+                _ => items.push(item.clone()),
+            }
+            if let Some(extra) = type_items.get(&i) {
+                for k in extra {
+                    items.push(Item {
+                        kind: k.clone(),
+                        comments: Default::default(),
+                        ..item.clone()
+                    });
+                }
+            }
+        }
+        // Derivatives of globals declared in headers are defined here.
+        for (&s, &d) in &dglobals {
+            if !declared_dglobals.contains(&d) {
+                let sym = &self.out.symbols[d.index()];
+                let span = program.sym(s).span;
+                items.push(Item {
+                    kind: ItemKind::Globals {
+                        base: sym.ty.clone(),
+                        storage: Storage::Auto,
+                        vars: vec![Declarator { sym: d, init: None }],
+                    },
+                    span,
+                    comments: Default::default(),
+                    file: main,
+                });
+            }
+        }
+        self.out.items = items;
+        for p in &mut self.out.procs {
+            p.origin = if p.origin == ProcOrigin::System { ProcOrigin::System } else { ProcOrigin::User };
+        }
+        self.out
+    }
+}
+
+fn is_zero(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::RealConst { value, .. } => *value == 0.0,
+        ExprKind::IntConst { value, .. } => *value == 0,
+        _ => false,
+    }
+}
+
+fn is_one(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::RealConst { value, .. } => *value == 1.0,
+        ExprKind::IntConst { value, .. } => *value == 1,
+        _ => false,
+    }
+}
+
+impl<'x, 'a> Host for TangentHost<'x, 'a> {
+    type Val = Val<'a>;
+
+    fn view(&self, v: &Val<'a>) -> View<Val<'a>> {
+        match v {
+            Val::Proc(p) => {
+                let proc = self.program.proc(*p);
+                match &proc.body {
+                    Some(b) => View::Node("function", vec![Val::Proc(*p), Val::Formals(*p, 0), Val::Stmts(&b.stmts)]),
+                    None => View::Opaque,
+                }
+            }
+            Val::Formals(p, i) => {
+                if *i < self.program.proc(*p).params.len() {
+                    View::Cons(Val::Formal(*p, *i), Val::Formals(*p, i + 1))
+                } else {
+                    View::Nil
+                }
+            }
+            Val::Stmts(list) => match list.split_first() {
+                Some((h, t)) => View::Cons(Val::Stmt(h), Val::Stmts(t)),
+                None => View::Nil,
+            },
+            Val::Cases(list) => match list.split_first() {
+                Some((h, t)) => View::Cons(Val::Case(h), Val::Cases(t)),
+                None => View::Nil,
+            },
+            Val::Decls(list) => match list.split_first() {
+                Some((h, t)) => View::Cons(Val::Declarator(h), Val::Decls(t)),
+                None => View::Nil,
+            },
+            Val::Inits(list) => match list.split_first() {
+                Some((h, t)) => View::Cons(Val::Init(h), Val::Inits(t)),
+                None => View::Nil,
+            },
+            Val::Exprs(list) => match list.split_first() {
+                Some((h, t)) => View::Cons(Val::Expr(h), Val::Exprs(t)),
+                None => View::Nil,
+            },
+            Val::Args(s, i) => {
+                let n = match &s.kind {
+                    StmtKind::Call { args, .. } => args.len(),
+                    _ => 0,
+                };
+                if *i < n { View::Cons(Val::Arg(s, *i), Val::Args(s, i + 1)) } else { View::Nil }
+            }
+            Val::Case(c) => View::Node("case", vec![Val::Stmts(&c.body)]),
+            Val::Declarator(d) => View::Node(
+                "var",
+                vec![
+                    Val::Sym(d.sym),
+                    match &d.init {
+                        Some(i) => Val::Init(i),
+                        None => Val::Atom("none".into()),
+                    },
+                ],
+            ),
+            Val::Init(Init::Expr(e)) => self.view(&Val::Expr(e)),
+            Val::Init(Init::List(items, _)) => View::Node("init-list", vec![Val::Inits(items)]),
+            Val::Stmt(s) => self.view_stmt(s),
+            Val::Expr(e) => self.view_expr(e),
+            Val::Arg(s, i) => self.view_expr(self.arg_expr(s, *i)),
+            Val::Atom(a) => View::Atom(a.to_string()),
+            Val::Num(x) => View::Num(*x),
+            Val::List(items) => match items.split_first() {
+                Some((h, t)) => View::Cons(h.clone(), Val::List(t.to_vec())),
+                None => View::Nil,
+            },
+            _ => View::Opaque,
+        }
+    }
+
+    fn describe(&self, v: &Val<'a>) -> String {
+        match v {
+            Val::Stmt(s) => format!("the statement at byte {} ({:?})", s.span.lo, std::mem::discriminant(&s.kind)),
+            Val::Expr(e) => format!("an expression at byte {}", e.span.lo),
+            Val::Proc(p) => format!("procedure '{}'", self.program.proc(*p).name),
+            Val::Sym(s) => format!("variable '{}'", self.program.sym(*s).name),
+            Val::Arg(_, i) => format!("argument {}", i + 1),
+            Val::Atom(a) => format!("'{a}'"),
+            Val::Num(x) => format!("{x}"),
+            Val::Code(_) => "statements".into(),
+            Val::New(_) => "a built expression".into(),
+            Val::List(_) => "a list".into(),
+            _ => "a term".into(),
+        }
+    }
+
+    fn atom(&self, name: &str) -> Val<'a> {
+        Val::Atom(name.into())
+    }
+
+    fn num(&self, x: f64) -> Val<'a> {
+        Val::Num(x)
+    }
+
+    fn enter(&mut self, _relation: &str, node: &Val<'a>) {
+        if let Val::Stmt(s) = node {
+            self.stmts.push(s);
+        }
+    }
+
+    fn leave(&mut self, _relation: &str, node: &Val<'a>) {
+        if let Val::Stmt(_) = node {
+            if self.error_span.is_none() {
+                // Keep the innermost statement for an error on the way out.
+            }
+            self.stmts.pop();
+        }
+    }
+
+    fn guard(&mut self, name: &str, args: &[Val<'a>], node: &Val<'a>) -> Result<bool, ApplyError> {
+        self.error_span.get_or_insert(self.span());
+        let subject = args.first().unwrap_or(node);
+        let r = match name {
+            "isLiveForDiff" => match self.stmt() {
+                Some(s) => self.a.is_live_for_diff(self.proc, s.id),
+                None => true,
+            },
+            "isActiveCall" => self.stmt().is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
+            "isActiveExpr" => {
+                let e = self.expr_of(subject)?;
+                match subject {
+                    Val::Expr(orig) => self.is_active_expr(orig),
+                    Val::Arg(s, i) => self.is_active_expr(self.arg_expr(s, *i)),
+                    Val::Init(Init::Expr(orig)) => self.is_active_expr(orig),
+                    _ => !is_zero(&e),
+                }
+            }
+            "isDiff" => self.is_diff_val(subject),
+            "isActiveAfter" => self.derivative_needed_after(subject),
+            "isRef" => match subject {
+                Val::Expr(e) => self.a.is_ref(e),
+                Val::Arg(s, i) => self.a.is_ref(self.arg_expr(s, *i)),
+                Val::Init(Init::Expr(e)) => self.a.is_ref(e),
+                _ => false,
+            },
+            "isPointer" => {
+                let e = self.expr_of(subject)?;
+                is_pointer(self.program, &e.ty)
+            }
+            "isReal" => {
+                let e = self.expr_of(subject)?;
+                self.program.is_real(&e.ty.ty)
+            }
+            "isExpr" => matches!(subject, Val::Expr(_) | Val::Init(Init::Expr(_)) | Val::Arg(..)),
+            "isDiffProc" => match subject {
+                Val::Proc(p) => self.dprocs.contains_key(p),
+                _ => false,
+            },
+            "hasBody" => match subject {
+                Val::Proc(p) => self.program.proc(*p).body.is_some(),
+                _ => false,
+            },
+            "hasDerivative" => match subject {
+                Val::Proc(p) => self.rules.derivatives.contains_key(&self.program.proc(*p).name),
+                _ => false,
+            },
+            "isDiffFormalArg" => match subject {
+                Val::Formal(p, i) => self.is_diff_formal(*p, *i),
+                Val::Arg(s, i) => match &s.kind {
+                    StmtKind::Call { callee, .. } => self.is_diff_formal(*callee, *i),
+                    _ => false,
+                },
+                _ => false,
+            },
+            "resultIsDiff" => self.result_is_diff(self.proc),
+            "isNone" => matches!(subject, Val::Atom(a) if &**a == "none"),
+            other => return Err(ApplyError::new(format!("unknown predicate '{other}'"))),
+        };
+        Ok(r)
+    }
+
+    fn build(&mut self, head: &str, args: Vec<Val<'a>>, node: &Val<'a>, rule: &str) -> Result<Val<'a>, ApplyError> {
+        let count = args.len();
+        let arity = |n: usize| -> Result<(), ApplyError> {
+            if count == n {
+                Ok(())
+            } else {
+                Err(ApplyError::new(format!("constructor '{head}' takes {n} arguments, got {count}")))
+            }
+        };
+        let mut args = args;
+        Ok(match head {
+            "seq" => {
+                let mut code = Vec::new();
+                for a in args {
+                    code.extend(self.code_of(a)?);
+                }
+                Val::Code(code)
+            }
+            "nothing" => Val::Code(Vec::new()),
+            "list" => Val::List(args),
+            "cons" => {
+                arity(2)?;
+                let tail = args.pop().unwrap_or(Val::List(Vec::new()));
+                let head_v = args.pop().unwrap_or(Val::List(Vec::new()));
+                let mut l = vec![head_v];
+                l.extend(self.list_of(tail)?);
+                Val::List(l)
+            }
+            "same" => match node {
+                Val::Stmt(s) => Val::Code(self.tag(vec![(*s).clone()], rule)),
+                _ => return Err(ApplyError::new("'same' copies a statement")),
+            },
+            "assign" => {
+                arity(2)?;
+                let rhs = self.expr_of(&args[1])?;
+                let lhs = self.expr_of(&args[0])?;
+                let rhs = self.convert(rhs, &lhs.ty);
+                let s = self.mk_stmt(StmtKind::Assign { lhs, rhs, sugar: AssignSugar::Plain });
+                Val::Code(self.tag(vec![s], rule))
+            }
+            "assign-result" => {
+                arity(1)?;
+                let e = self.expr_of(&args[0])?;
+                let Some(f) = self.result_param else {
+                    return Err(ApplyError::new("no result parameter in this procedure"));
+                };
+                let ret = self.program.proc(self.proc).ret.clone();
+                let p = self.var(f);
+                let lhs = Expr::new(ExprKind::Deref(Box::new(p)), ret, self.span());
+                let s = self.mk_stmt(StmtKind::Assign { lhs, rhs: e, sugar: AssignSugar::Plain });
+                Val::Code(self.tag(vec![s], rule))
+            }
+            "return" => {
+                arity(1)?;
+                let e = match &args[0] {
+                    Val::Atom(a) if &**a == "none" => None,
+                    v => Some(self.expr_of(v)?),
+                };
+                let orig = match node {
+                    Val::Stmt(s) => Some((*s).clone()),
+                    _ => None,
+                };
+                let mut s = self.mk_stmt(StmtKind::Return(e));
+                if let Some(o) = orig {
+                    s.comments = o.comments;
+                }
+                Val::Code(self.tag(vec![s], rule))
+            }
+            "if" => {
+                arity(3)?;
+                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'if' rebuilds an if")) };
+                let StmtKind::If { cond, then, other } = &orig.kind else {
+                    return Err(ApplyError::new("'if' rebuilds an if"));
+                };
+                let e_code = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                let t_code = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                let other = match other {
+                    Some(o) if !e_code.is_empty() => Some(self.block_like(o, e_code)),
+                    Some(o) => Some(self.block_like(o, e_code)).filter(|b| !b.stmts.is_empty() || !o.stmts.is_empty()),
+                    None if !e_code.is_empty() => Some(Block {
+                        stmts: e_code,
+                        scope: then.scope,
+                        closing_comments: Vec::new(),
+                        span: then.span,
+                    }),
+                    None => None,
+                };
+                let s = Stmt {
+                    kind: StmtKind::If {
+                        cond: cond.clone(),
+                        then: self.block_like(then, t_code),
+                        other,
+                    },
+                    ..(*orig).clone()
+                };
+                Val::Code(self.tag(vec![s], rule))
+            }
+            "for" | "while" | "do-while" => {
+                let Val::Stmt(orig) = node else { return Err(ApplyError::new("loops rebuild a loop")) };
+                let StmtKind::Loop { header, body } = &orig.kind else {
+                    return Err(ApplyError::new("loops rebuild a loop"));
+                };
+                let body_code = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                let header = match header {
+                    LoopHeader::For { cond, .. } => {
+                        arity(3)?;
+                        let step = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                        let init = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                        LoopHeader::For { init, cond: cond.clone(), step }
+                    }
+                    h => h.clone(),
+                };
+                let s = Stmt {
+                    kind: StmtKind::Loop {
+                        header,
+                        body: self.block_like(body, body_code),
+                    },
+                    ..(*orig).clone()
+                };
+                Val::Code(self.tag(vec![s], rule))
+            }
+            "switch" => {
+                arity(1)?;
+                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'switch' rebuilds a switch")) };
+                let StmtKind::Switch { selector, .. } = &orig.kind else {
+                    return Err(ApplyError::new("'switch' rebuilds a switch"));
+                };
+                let mut cases = Vec::new();
+                for c in self.list_of(args.pop().unwrap_or(Val::List(vec![])))? {
+                    match c {
+                        Val::NewCase(c) => cases.push(c),
+                        other => return Err(ApplyError::new(format!("a switch holds cases, not {}", self.describe(&other)))),
+                    }
+                }
+                let s = Stmt {
+                    kind: StmtKind::Switch { selector: selector.clone(), cases },
+                    ..(*orig).clone()
+                };
+                Val::Code(self.tag(vec![s], rule))
+            }
+            "case" => {
+                arity(1)?;
+                let Val::Case(orig) = node else { return Err(ApplyError::new("'case' rebuilds a case")) };
+                let body = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                Val::NewCase(SwitchCase { body, ..(*orig).clone() })
+            }
+            "block" => {
+                arity(1)?;
+                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'block' rebuilds a block")) };
+                let StmtKind::Block(b) = &orig.kind else { return Err(ApplyError::new("'block' rebuilds a block")) };
+                let code = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                let s = Stmt {
+                    kind: StmtKind::Block(self.block_like(b, code)),
+                    ..(*orig).clone()
+                };
+                Val::Code(self.tag(vec![s], rule))
+            }
+            "decl" => {
+                arity(1)?;
+                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'decl' rebuilds a declaration")) };
+                let StmtKind::Decl { storage, .. } = &orig.kind else {
+                    return Err(ApplyError::new("'decl' rebuilds a declaration"));
+                };
+                let mut decls = Vec::new();
+                for d in self.list_of(args.pop().unwrap_or(Val::List(vec![])))? {
+                    match d {
+                        Val::NewDecl(d) => decls.push(d),
+                        other => return Err(ApplyError::new(format!("a declaration holds declarators, not {}", self.describe(&other)))),
+                    }
+                }
+                // One declaration per run of declarators of the same base
+                // type, in order (a derivative struct has its own type).
+                let mut out: Vec<Stmt> = Vec::new();
+                let mut first = true;
+                for d in decls {
+                    let base = leaf_type(&self.out, &self.out.symbols[d.sym.index()].ty);
+                    let extend = matches!(out.last(), Some(Stmt { kind: StmtKind::Decl { base: b, .. }, .. }) if *b == base);
+                    if extend {
+                        if let Some(Stmt { kind: StmtKind::Decl { vars, .. }, .. }) = out.last_mut() {
+                            vars.push(d);
+                        }
+                    } else {
+                        let mut s = self.mk_stmt(StmtKind::Decl { base, storage: *storage, vars: vec![d] });
+                        if first {
+                            s.comments.leading = orig.comments.leading.clone();
+                            first = false;
+                        }
+                        out.push(s);
+                    }
+                }
+                if let Some(last) = out.last_mut() {
+                    last.comments.trailing = orig.comments.trailing.clone();
+                }
+                Val::Code(self.tag(out, rule))
+            }
+            "declare" => {
+                arity(2)?;
+                let init = match args.pop() {
+                    Some(Val::Atom(a)) if &*a == "none" => None,
+                    Some(Val::Init(i)) => Some(i.clone()),
+                    Some(Val::NewInit(i)) => Some(i),
+                    Some(v) => Some(Init::Expr(self.expr_of(&v)?)),
+                    None => None,
+                };
+                let Some(Val::Sym(s)) = args.pop() else { return Err(ApplyError::new("'declare' names a variable")) };
+                let init = init.map(|i| match i {
+                    Init::Expr(e) => {
+                        let ty = self.out.symbols[s.index()].ty.clone();
+                        Init::Expr(self.convert(e, &ty))
+                    }
+                    l => l,
+                });
+                Val::NewDecl(Declarator { sym: s, init })
+            }
+            "zero-init" => {
+                arity(1)?;
+                let Val::Sym(s) = args[0] else { return Err(ApplyError::new("'zero-init' names a variable")) };
+                let sym = self.program.sym(s);
+                let static_storage = sym.storage == Storage::Static || sym.kind == SymKind::Global;
+                let span = self.span();
+                match self.program.resolve(&sym.ty.ty) {
+                    _ if static_storage => Val::Atom("none".into()),
+                    Type::Pointer(_) => Val::Atom("none".into()),
+                    Type::Array { len: Some(l), .. } if l.value.is_none() => {
+                        return Err(ApplyError::new(format!(
+                            "the derivative of variable-length array '{}' cannot be initialised to zero",
+                            sym.name
+                        )));
+                    }
+                    Type::Array { .. } | Type::Struct(_) => {
+                        let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
+                        Val::NewInit(Init::List(vec![Init::Expr(zero)], span))
+                    }
+                    _ => {
+                        let ty = sym.ty.clone();
+                        Val::New(self.real(0.0, ty))
+                    }
+                }
+            }
+            "init-list" => {
+                arity(1)?;
+                let span = self.span();
+                let mut items = Vec::new();
+                for v in self.list_of(args.pop().unwrap_or(Val::List(vec![])))? {
+                    items.push(match v {
+                        Val::NewInit(i) => i,
+                        Val::Init(i) => i.clone(),
+                        v => Init::Expr(self.expr_of(&v)?),
+                    });
+                }
+                Val::NewInit(Init::List(items, span))
+            }
+            "varName" => {
+                arity(1)?;
+                match &args[0] {
+                    Val::Sym(s) => Val::Sym(self.dsym(*s)),
+                    Val::Formal(p, i) => {
+                        let s = self.program.proc(*p).params[*i];
+                        Val::Sym(self.dsym(s))
+                    }
+                    other => return Err(ApplyError::new(format!("varName of {}", self.describe(other)))),
+                }
+            }
+            "var" => {
+                arity(1)?;
+                match &args[0] {
+                    Val::Sym(s) => Val::New(self.var(*s)),
+                    other => return Err(ApplyError::new(format!("var of {}", self.describe(other)))),
+                }
+            }
+            "index" => {
+                arity(2)?;
+                let i = self.expr_of(&args[1])?;
+                let b = self.expr_of(&args[0])?;
+                let ty = match self.out.resolve(&b.ty.ty) {
+                    Type::Pointer(t) => (**t).clone(),
+                    Type::Array { elem, .. } => (**elem).clone(),
+                    _ => return Err(ApplyError::new("indexing a value that is not an array")),
+                };
+                let span = self.span();
+                Val::New(Expr::new(ExprKind::Index { base: Box::new(b), index: Box::new(i) }, ty, span))
+            }
+            "field" => {
+                arity(2)?;
+                let Val::Atom(name) = &args[1] else { return Err(ApplyError::new("'field' takes a field name")) };
+                let b = self.expr_of(&args[0])?;
+                Val::New(self.field(b, name)?)
+            }
+            "deref" => {
+                arity(1)?;
+                let p = self.expr_of(&args[0])?;
+                let ty = match self.out.resolve(&p.ty.ty) {
+                    Type::Pointer(t) => (**t).clone(),
+                    Type::Array { elem, .. } => (**elem).clone(),
+                    _ => return Err(ApplyError::new("dereferencing a value that is not a pointer")),
+                };
+                let span = self.span();
+                Val::New(Expr::new(ExprKind::Deref(Box::new(p)), ty, span))
+            }
+            "addr" => {
+                arity(1)?;
+                let r = self.expr_of(&args[0])?;
+                let ty = r.ty.clone().pointer_to();
+                let span = self.span();
+                Val::New(Expr::new(ExprKind::AddrOf(Box::new(r)), ty, span))
+            }
+            "cast" => {
+                arity(1)?;
+                let a = self.expr_of(&args[0])?;
+                let to = match node {
+                    Val::Expr(Expr { kind: ExprKind::Cast { to, .. }, .. }) => self.types.of(&self.out, to),
+                    _ => return Err(ApplyError::new("'cast' rebuilds a cast")),
+                };
+                let span = self.span();
+                Val::New(Expr::new(ExprKind::Cast { to: to.clone(), arg: Box::new(a) }, to, span))
+            }
+            "cond" => {
+                arity(3)?;
+                let b = self.expr_of(&args[2])?;
+                let a = self.expr_of(&args[1])?;
+                let c = self.expr_of(&args[0])?;
+                let rank = real_rank(&self.out, &a.ty).max(real_rank(&self.out, &b.ty));
+                let ty = real_of_rank(rank);
+                let span = self.span();
+                Val::New(Expr::new(
+                    ExprKind::Cond { cond: Box::new(c), then: Box::new(a), other: Box::new(b) },
+                    ty,
+                    span,
+                ))
+            }
+            "neg" => {
+                arity(1)?;
+                let a = self.expr_of(&args[0])?;
+                let ty = a.ty.clone();
+                let span = self.span();
+                Val::New(Expr::new(ExprKind::Unary { op: UnOp::Neg, arg: Box::new(a) }, ty, span))
+            }
+            "real" => {
+                arity(1)?;
+                let Val::Num(x) = args[0] else { return Err(ApplyError::new("'real' takes a number")) };
+                Val::New(self.real(x, QualType::double()))
+            }
+            "zero" => {
+                arity(1)?;
+                let ty = match &args[0] {
+                    Val::Expr(e) => e.ty.clone(),
+                    Val::Arg(s, i) => self.arg_expr(s, *i).ty.clone(),
+                    Val::Init(Init::Expr(e)) => e.ty.clone(),
+                    v => self.expr_of(v)?.ty,
+                };
+                Val::New(self.real(0.0, ty))
+            }
+            "simplify" => {
+                arity(1)?;
+                let e = self.expr_of(&args[0])?;
+                Val::New(self.simplify(e))
+            }
+            "chain" => {
+                arity(3)?;
+                let dargs = self
+                    .list_of(args.pop().unwrap_or(Val::List(vec![])))?
+                    .iter()
+                    .map(|v| self.expr_of(v))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let Val::Exprs(orig_args) = args[1] else { return Err(ApplyError::new("'chain' takes the call's arguments")) };
+                let Val::Atom(name) = &args[0] else { return Err(ApplyError::new("'chain' takes a function name")) };
+                let name = name.to_string();
+                Val::New(self.chain(&name, orig_args, dargs, rule)?)
+            }
+            "call-d" => {
+                arity(3)?;
+                self.call_d(args, node, rule)?
+            }
+            "alloc-d" => {
+                arity(0)?;
+                self.alloc_d(node, rule)?
+            }
+            "free-d" => {
+                arity(0)?;
+                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'free-d' follows a free")) };
+                let StmtKind::Free { ptr } = &orig.kind else { return Err(ApplyError::new("'free-d' follows a free")) };
+                let dptr = self.dref(ptr)?;
+                let s = self.mk_stmt(StmtKind::Free { ptr: dptr });
+                Val::Code(self.tag(vec![s], rule))
+            }
+            "merge" => {
+                arity(2)?;
+                let new = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                let Val::Stmts(orig) = args[0] else { return Err(ApplyError::new("'merge' takes the original branch")) };
+                let Some(s) = self.stmt() else { return Err(ApplyError::new("'merge' outside a statement")) };
+                let entry = self.varied.before.get(&s.id).cloned().unwrap_or_default();
+                let mut code = new;
+                if let (Some(at), Some(end)) = (self.varied.after.get(&s.id).cloned(), self.varied.end_of(orig, &entry)) {
+                    let r = self.resets(&at, &end);
+                    code.extend(self.tag(r, "tangent/reset-merge"));
+                }
+                Val::Code(code)
+            }
+            "loop-entry" => {
+                arity(0)?;
+                let Some(s) = self.stmt() else { return Err(ApplyError::new("'loop-entry' outside a loop")) };
+                let head = self.varied.header.get(&s.id).cloned().unwrap_or_default();
+                let before = self.varied.before.get(&s.id).cloned().unwrap_or_default();
+                let r = self.resets(&head, &before);
+                Val::Code(self.tag(r, "tangent/reset-merge"))
+            }
+            "loop-body" => {
+                arity(2)?;
+                let new = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                let Val::Stmts(orig) = args[0] else { return Err(ApplyError::new("'loop-body' takes the original body")) };
+                let Some(s) = self.stmt() else { return Err(ApplyError::new("'loop-body' outside a loop")) };
+                let head = self.varied.header.get(&s.id).cloned().unwrap_or_default();
+                let mut code = new;
+                if let Some(end) = self.varied.end_of(orig, &head) {
+                    let r = self.resets(&head, &end);
+                    code.extend(self.tag(r, "tangent/reset-merge"));
+                }
+                Val::Code(code)
+            }
+            "before-jump" => {
+                arity(0)?;
+                let Some(s) = self.stmt() else { return Err(ApplyError::new("'before-jump' outside a statement")) };
+                let here = self.varied.before.get(&s.id).cloned().unwrap_or_default();
+                let target = match &s.kind {
+                    StmtKind::Break => self
+                        .stmts
+                        .iter()
+                        .rev()
+                        .skip(1)
+                        .find(|t| matches!(t.kind, StmtKind::Loop { .. } | StmtKind::Switch { .. }))
+                        .and_then(|t| self.varied.after.get(&t.id).cloned()),
+                    StmtKind::Continue => self
+                        .stmts
+                        .iter()
+                        .rev()
+                        .skip(1)
+                        .find(|t| matches!(t.kind, StmtKind::Loop { .. }))
+                        .and_then(|t| self.varied.header.get(&t.id).cloned()),
+                    _ => Some(self.exit_needed()),
+                };
+                let r = match target {
+                    Some(t) => self.resets(&t, &here),
+                    None => Vec::new(),
+                };
+                Val::Code(self.tag(r, "tangent/reset-merge"))
+            }
+            "exit-resets" => {
+                arity(0)?;
+                let body = self.program.proc(self.proc).body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
+                let entry = self.a.results.get(&self.proc).map(|r| r.varied_entry.clone()).unwrap_or_default();
+                let r = match self.varied.end_of(body, &entry) {
+                    Some(end) if !matches!(body.last().map(|s| &s.kind), Some(StmtKind::Return(_))) => {
+                        let need = self.exit_needed();
+                        self.resets(&need, &end)
+                    }
+                    _ => Vec::new(),
+                };
+                Val::Code(self.tag(r, "tangent/reset-merge"))
+            }
+            "function-d" => {
+                arity(2)?;
+                self.function_d(args, rule)?
+            }
+            _ => {
+                if let Some(v) = self.build_more(head, args.clone(), node, rule)? {
+                    return Ok(v);
+                }
+                if let Some(op) = binop_of(head) {
+                    arity(2)?;
+                    let r = self.expr_of(&args[1])?;
+                    let l = self.expr_of(&args[0])?;
+                    return Ok(Val::New(self.binary(op, l, r)));
+                }
+                if let Some((f, _)) = MathFn::from_c_name(head) {
+                    if args.len() != f.arity() {
+                        return Err(ApplyError::new(format!("'{head}' takes {} arguments", f.arity())));
+                    }
+                    let es = args.iter().map(|a| self.expr_of(a)).collect::<Result<Vec<_>, _>>()?;
+                    let rank = es.iter().map(|e| real_rank(&self.out, &e.ty)).max().unwrap_or(2).max(1);
+                    let ty = real_of_rank(rank);
+                    let (precision, name) = match rank {
+                        1 => (RealKind::Float, format!("{}f", f.c_name())),
+                        3 => (RealKind::LongDouble, format!("{}l", f.c_name())),
+                        _ => (RealKind::Double, f.c_name().to_string()),
+                    };
+                    let span = self.span();
+                    return Ok(Val::New(Expr::new(
+                        ExprKind::Intrinsic {
+                            call: Intrinsic { func: f, precision: Some(precision), name },
+                            args: es,
+                        },
+                        ty,
+                        span,
+                    )));
+                }
+                return Err(ApplyError::new(format!("unknown constructor '{head}'")));
+            }
+        })
+    }
+}
+
+/// The base type of a declaration: the type without its pointer and array
+/// declarators.
+fn leaf_type(program: &Program, ty: &QualType) -> QualType {
+    match &ty.ty {
+        Type::Pointer(t) | Type::Array { elem: t, .. } => leaf_type(program, t),
+        _ => ty.clone(),
+    }
+}
+
+impl<'x, 'a> TangentHost<'x, 'a> {
+    /// C converts implicitly; the IL carries the conversion in types only,
+    /// so an expression stored into a float keeps its own type.
+    fn convert(&self, e: Expr, _to: &QualType) -> Expr {
+        e
+    }
+
+    /// `tangent/expr-active`'s simplification of a derivative expression.
+    fn simplify(&self, e: Expr) -> Expr {
+        e
+    }
+
+    /// Zones whose derivative the caller reads at the exit: active globals.
+    fn exit_needed(&self) -> Set {
+        let mut out = Set::new();
+        for &z in &self.a.diff_zones {
+            let info = self.a.locs.zone(z);
+            if let ObjKind::Var(s) = self.a.locs.object(info.obj).kind
+                && self.program.sym(s).kind == SymKind::Global
+            {
+                out.insert(z);
+            }
+        }
+        let exit = &self.varied.exit;
+        out.retain(|z| exit.contains(z));
+        out
+    }
+
+    /// The derivative of a reference or pointer expression, built directly
+    /// (for `free` and allocation targets).
+    fn dref(&mut self, e: &Expr) -> Result<Expr, ApplyError> {
+        let span = self.span();
+        Ok(match &e.kind {
+            ExprKind::Var(s) => {
+                let d = self.dsym(*s);
+                self.var(d)
+            }
+            ExprKind::Index { base, index } => {
+                let b = self.dref(base)?;
+                let ty = match self.out.resolve(&b.ty.ty) {
+                    Type::Pointer(t) => (**t).clone(),
+                    Type::Array { elem, .. } => (**elem).clone(),
+                    _ => return Err(ApplyError::new("indexing a value that is not an array")),
+                };
+                Expr::new(ExprKind::Index { base: Box::new(b), index: index.clone() }, ty, span)
+            }
+            ExprKind::Field { base, strukt, field } => {
+                let b = self.dref(base)?;
+                let name = self.program.field_name(*strukt, *field).unwrap_or("").to_string();
+                self.field(b, &name)?
+            }
+            ExprKind::Deref(p) => {
+                let p = self.dref(p)?;
+                let ty = match self.out.resolve(&p.ty.ty) {
+                    Type::Pointer(t) => (**t).clone(),
+                    _ => return Err(ApplyError::new("dereferencing a value that is not a pointer")),
+                };
+                Expr::new(ExprKind::Deref(Box::new(p)), ty, span)
+            }
+            ExprKind::Cast { to, arg } => {
+                let a = self.dref(arg)?;
+                let to = self.types.of(&self.out, to);
+                Expr::new(ExprKind::Cast { to: to.clone(), arg: Box::new(a) }, to, span)
+            }
+            _ => return Err(ApplyError::new("this pointer expression has no derivative counterpart")),
+        })
+    }
+
+    /// `tangent/alloc`: the derivative buffer, allocated zeroed where the
+    /// original is allocated.
+    fn alloc_d(&mut self, node: &Val<'a>, rule: &str) -> Result<Val<'a>, ApplyError> {
+        let Val::Stmt(orig) = node else { return Err(ApplyError::new("'alloc-d' follows an allocation")) };
+        let StmtKind::Alloc { target, elem, count, form, .. } = &orig.kind else {
+            return Err(ApplyError::new("'alloc-d' follows an allocation"));
+        };
+        let dtarget = self.dref(target)?;
+        let delem = self.types.of(&self.out, elem);
+        let size = Expr::new(ExprKind::SizeOfType(delem.clone()), QualType::size_t(), self.span());
+        let cast = match form {
+            crate::il::AllocForm::Malloc { cast, .. } | crate::il::AllocForm::Calloc { cast, .. } => {
+                cast.as_ref().map(|c| self.types.of(&self.out, c))
+            }
+        };
+        let s = self.mk_stmt(StmtKind::Alloc {
+            target: dtarget,
+            elem: delem,
+            count: count.clone(),
+            zeroed: true,
+            form: crate::il::AllocForm::Calloc { count: count.clone(), size, cast },
+            decl_init: false,
+        });
+        Ok(Val::Code(self.tag(vec![s], rule)))
+    }
+
+    /// `tangent/call-active`: `call P_d(ARGS_d)`, the original result
+    /// through an extra pointer when the callee's result has a derivative.
+    fn call_d(&mut self, mut args: Vec<Val<'a>>, node: &Val<'a>, rule: &str) -> Result<Val<'a>, ApplyError> {
+        let result = args.pop().unwrap_or(Val::Atom("none".into()));
+        let dargs = self.list_of(args.pop().unwrap_or(Val::List(vec![])))?;
+        let Some(Val::Proc(callee)) = args.pop() else { return Err(ApplyError::new("'call-d' names the callee")) };
+        let Some(&dcallee) = self.dprocs.get(&callee) else {
+            return Err(ApplyError::new(format!(
+                "'{}' is called actively but is not differentiated",
+                self.program.proc(callee).name
+            )));
+        };
+        let mut es = Vec::new();
+        for a in &dargs {
+            es.push(self.expr_of(a)?);
+        }
+        let Val::Stmt(orig) = node else { return Err(ApplyError::new("'call-d' follows a call")) };
+        let mut pre = Vec::new();
+        let call_result = if self.result_is_diff(callee) {
+            let ret = self.program.proc(callee).ret.clone();
+            let res = match &result {
+                Val::Atom(_) => {
+                    // The original result is not used: a local receives it.
+                    let t = self.temp(&ret, "result")?;
+                    pre.push(t.1);
+                    t.0
+                }
+                v => self.expr_of(v)?,
+            };
+            let span = self.span();
+            es.push(Expr::new(ExprKind::AddrOf(Box::new(res.clone())), ret.clone().pointer_to(), span));
+            let dres = match &result {
+                Val::Expr(r) if self.diff.is_diff_ref(self.program, r) && self.derivative_needed_after(&Val::Expr(r)) => {
+                    Some(engine::apply(self.rules, self, "ref", &Val::Expr(r))?.remove(0))
+                }
+                _ => None,
+            };
+            match dres {
+                Some(d) => Some(self.expr_of(&d)?),
+                None => None,
+            }
+        } else {
+            match &result {
+                Val::Atom(_) => None,
+                v => Some(self.expr_of(v)?),
+            }
+        };
+        let s = Stmt {
+            kind: StmtKind::Call {
+                result: call_result,
+                callee: dcallee,
+                args: es,
+                decl_init: false,
+            },
+            ..(*orig).clone()
+        };
+        let mut code = self.tag(pre, rule);
+        code.extend(self.tag(vec![s], rule));
+        Ok(Val::Code(code))
+    }
+
+    /// A new local variable of type `ty` declared here: the variable and
+    /// its declaration.
+    fn temp(&mut self, ty: &QualType, base: &str) -> Result<(Expr, Stmt), ApplyError> {
+        let body_scope = self
+            .program
+            .proc(self.proc)
+            .body
+            .as_ref()
+            .map(|b| b.scope)
+            .ok_or_else(|| ApplyError::new("a temporary outside a body"))?;
+        let name = self.namer.fresh(base);
+        let id = SymId(self.out.symbols.len() as u32);
+        self.out.symbols.push(Symbol {
+            name: name.clone(),
+            ty: QualType { is_const: false, ..ty.clone() },
+            kind: SymKind::Local,
+            storage: Storage::Auto,
+            scope: body_scope,
+            span: self.span(),
+        });
+        self.out.scopes[body_scope.index()].vars.insert(name, id);
+        let d = self.mk_stmt(StmtKind::Decl {
+            base: leaf_type(&self.out, ty),
+            storage: Storage::Auto,
+            vars: vec![Declarator { sym: id, init: None }],
+        });
+        Ok((self.var(id), d))
+    }
+
+    /// The `double *f` parameter through which `f_d` returns the original
+    /// result, when `f`'s result has a derivative (CONTRACT §3).
+    fn result_param_for(&mut self, p: ProcId) -> Option<SymId> {
+        if !self.result_is_diff(p) {
+            return None;
+        }
+        let orig = self.program.proc(p).clone();
+        // A parameter named like the procedure hides it inside the body;
+        // a recursive passive call would then fail: rename in that case.
+        let calls_itself = self.program.call_graph()[p.index()].contains(&p);
+        let name = if calls_itself { self.namer.fresh(&format!("{}0", orig.name)) } else { orig.name.clone() };
+        let id = SymId(self.out.symbols.len() as u32);
+        self.out.symbols.push(Symbol {
+            name: name.clone(),
+            ty: orig.ret.clone().pointer_to(),
+            kind: SymKind::Param,
+            storage: Storage::Auto,
+            scope: orig.scope,
+            span: orig.span,
+        });
+        self.out.scopes[orig.scope.index()].vars.insert(name, id);
+        Some(id)
+    }
+
+    /// `tangent/procedure`: the derivative procedure's header and body.
+    fn function_d(&mut self, mut args: Vec<Val<'a>>, _rule: &str) -> Result<Val<'a>, ApplyError> {
+        let body_val = args.pop().unwrap_or(Val::Code(vec![]));
+        let formals = self.list_of(args.pop().unwrap_or(Val::List(vec![])))?;
+        let p = self.proc;
+        let orig = self.program.proc(p).clone();
+        let mut params = Vec::new();
+        for f in formals {
+            match f {
+                Val::Formal(_, i) => params.push(orig.params[i]),
+                Val::Sym(s) => params.push(s),
+                other => return Err(ApplyError::new(format!("a formal list holds {}", self.describe(&other)))),
+            }
+        }
+        let mut ret = orig.ret.clone();
+        if let Some(id) = self.result_param {
+            params.push(id);
+            ret = QualType { is_const: false, ..orig.ret.clone() };
+        }
+        let body_code = self.code_of(body_val)?;
+        let Some(ob) = &orig.body else { return Err(ApplyError::new("a procedure without a body")) };
+        let d = self.dprocs[&p];
+        let dp = &mut self.out.procs[d.index()];
+        dp.params = params;
+        dp.ret = ret;
+        dp.storage = if orig.storage == Storage::Static { Storage::Static } else { Storage::Auto };
+        dp.body = Some(Block {
+            stmts: body_code,
+            scope: ob.scope,
+            closing_comments: ob.closing_comments.clone(),
+            span: ob.span,
+        });
+        dp.origin = ProcOrigin::User;
+        Ok(Val::Code(Vec::new()))
+    }
+}
+
+impl<'x, 'a> TangentHost<'x, 'a> {
+    fn view_stmt(&self, s: &'a Stmt) -> View<Val<'a>> {
+        let none = || Val::Atom("none".into());
+        match &s.kind {
+            StmtKind::Assign { lhs, rhs, .. } => View::Node("assign", vec![Val::Expr(lhs), Val::Expr(rhs)]),
+            StmtKind::Call { result, callee, .. } => View::Node(
+                "call",
+                vec![Val::Proc(*callee), Val::Args(s, 0), result.as_ref().map(Val::Expr).unwrap_or_else(none)],
+            ),
+            StmtKind::Decl { vars, .. } => View::Node("decl", vec![Val::Decls(vars)]),
+            StmtKind::Alloc { target, count, .. } => View::Node("alloc", vec![Val::Expr(target), Val::Expr(count)]),
+            StmtKind::Free { ptr } => View::Node("free", vec![Val::Expr(ptr)]),
+            StmtKind::If { cond, then, other } => View::Node(
+                "if",
+                vec![
+                    Val::Expr(cond),
+                    Val::Stmts(&then.stmts),
+                    Val::Stmts(other.as_ref().map(|o| o.stmts.as_slice()).unwrap_or(&[])),
+                ],
+            ),
+            StmtKind::Loop { header, body } => match header {
+                LoopHeader::For { init, cond, step } => View::Node(
+                    "for",
+                    vec![
+                        Val::Stmts(init),
+                        cond.as_ref().map(Val::Expr).unwrap_or_else(none),
+                        Val::Stmts(step),
+                        Val::Stmts(&body.stmts),
+                    ],
+                ),
+                LoopHeader::While { cond } => View::Node("while", vec![Val::Expr(cond), Val::Stmts(&body.stmts)]),
+                LoopHeader::DoWhile { cond } => View::Node("do-while", vec![Val::Expr(cond), Val::Stmts(&body.stmts)]),
+            },
+            StmtKind::Switch { selector, cases } => View::Node("switch", vec![Val::Expr(selector), Val::Cases(cases)]),
+            StmtKind::Break => View::Node("break", vec![]),
+            StmtKind::Continue => View::Node("continue", vec![]),
+            StmtKind::Return(e) => View::Node("return", vec![e.as_ref().map(Val::Expr).unwrap_or_else(none)]),
+            StmtKind::Block(b) => View::Node("block", vec![Val::Stmts(&b.stmts)]),
+            StmtKind::Empty => View::Node("empty", vec![]),
+            StmtKind::Discard(e) => View::Node("discard", vec![Val::Expr(e)]),
+        }
+    }
+
+    fn view_expr(&self, e: &'a Expr) -> View<Val<'a>> {
+        match &e.kind {
+            ExprKind::IntConst { value, .. } => View::Node("int", vec![Val::Num(*value as f64)]),
+            ExprKind::RealConst { value, .. } => View::Node("real", vec![Val::Num(*value)]),
+            ExprKind::CharConst { value, .. } => View::Node("char", vec![Val::Num(*value as f64)]),
+            ExprKind::StrConst(_) => View::Node("str", vec![]),
+            ExprKind::Var(s) => View::Node("var", vec![Val::Sym(*s)]),
+            ExprKind::Index { base, index } => View::Node("index", vec![Val::Expr(base), Val::Expr(index)]),
+            ExprKind::Field { base, strukt, field } => View::Node(
+                "field",
+                vec![
+                    Val::Expr(base),
+                    Val::Atom(self.program.field_name(*strukt, *field).unwrap_or("").into()),
+                ],
+            ),
+            ExprKind::Deref(p) => View::Node("deref", vec![Val::Expr(p)]),
+            ExprKind::AddrOf(r) => View::Node("addr", vec![Val::Expr(r)]),
+            ExprKind::Unary { op, arg } => View::Node(
+                match op {
+                    UnOp::Neg => "neg",
+                    UnOp::Plus => "plus",
+                    UnOp::Not => "not",
+                    UnOp::BitNot => "bitnot",
+                },
+                vec![Val::Expr(arg)],
+            ),
+            ExprKind::Binary { op, lhs, rhs } => View::Node(binop_name(*op), vec![Val::Expr(lhs), Val::Expr(rhs)]),
+            ExprKind::Intrinsic { call, args } => {
+                View::Node("intrinsic", vec![Val::Atom(call.func.c_name().into()), Val::Exprs(args)])
+            }
+            ExprKind::Cast { arg, .. } => View::Node("cast", vec![Val::Expr(arg)]),
+            ExprKind::Cond { cond, then, other } => {
+                View::Node("cond", vec![Val::Expr(cond), Val::Expr(then), Val::Expr(other)])
+            }
+            ExprKind::SizeOfType(_) => View::Node("sizeof-type", vec![]),
+            ExprKind::SizeOfExpr(x) => View::Node("sizeof", vec![Val::Expr(x)]),
+        }
+    }
+
+    /// Builders that need more than a line.
+    fn build_more(&mut self, head: &str, mut args: Vec<Val<'a>>, node: &Val<'a>, rule: &str) -> Result<Option<Val<'a>>, ApplyError> {
+        Ok(Some(match head {
+            "switch-entry" => {
+                let Some(s) = self.stmt() else { return Err(ApplyError::new("'switch-entry' outside a switch")) };
+                let before = self.varied.before.get(&s.id).cloned().unwrap_or_default();
+                let mut later = self.varied.after.get(&s.id).cloned().unwrap_or_default();
+                if let StmtKind::Switch { cases, .. } = &s.kind {
+                    for c in cases {
+                        if let Some(first) = c.body.first()
+                            && let Some(b) = self.varied.before.get(&first.id)
+                        {
+                            later.extend(b.iter().copied());
+                        }
+                    }
+                }
+                let r = self.resets(&later, &before);
+                Val::Code(self.tag(r, "tangent/reset-merge"))
+            }
+            "case-merge" => {
+                let new = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
+                let (Val::Case(case), Some(s)) = (node, self.stmt()) else {
+                    return Err(ApplyError::new("'case-merge' inside a case"));
+                };
+                let StmtKind::Switch { cases, .. } = &s.kind else { return Err(ApplyError::new("'case-merge' inside a switch")) };
+                let i = cases.iter().position(|c| std::ptr::eq(c, *case)).unwrap_or(0);
+                let start = |c: &SwitchCase| c.body.first().and_then(|f| self.varied.before.get(&f.id).cloned());
+                let next = cases[i + 1..]
+                    .iter()
+                    .find_map(start)
+                    .or_else(|| self.varied.after.get(&s.id).cloned());
+                let entry = start(case).unwrap_or_default();
+                let mut code = new;
+                if let (Some(next), Some(end)) = (next, self.varied.end_of(&case.body, &entry)) {
+                    let r = self.resets(&next, &end);
+                    code.extend(self.tag(r, "tangent/reset-merge"));
+                }
+                Val::Code(code)
+            }
+            "dummy-decl" | "dummy-ref" => {
+                let Some(Val::Arg(s, i)) = args.first().cloned() else {
+                    return Err(ApplyError::new(format!("'{head}' takes an argument")));
+                };
+                let key = (s as *const Stmt as usize, i);
+                if !self.dummies.contains_key(&key) {
+                    let e = self.arg_expr(s, i);
+                    let pointer = is_pointer(self.program, &e.ty);
+                    let ty = if pointer {
+                        match &e.kind {
+                            ExprKind::AddrOf(r) => self.types.of(&self.out, &r.ty),
+                            ExprKind::Var(v) => match self.program.resolve(&self.program.sym(*v).ty.ty) {
+                                Type::Array { len: Some(l), .. } if l.value.is_some() => {
+                                    self.types.of(&self.out, &self.program.sym(*v).ty)
+                                }
+                                _ => return Err(self.dummy_error(s, i)),
+                            },
+                            _ => return Err(self.dummy_error(s, i)),
+                        }
+                    } else {
+                        self.types.of(&self.out, &e.ty)
+                    };
+                    let (var, mut decl) = self.temp(&ty, "dummyd")?;
+                    if let StmtKind::Decl { vars, .. } = &mut decl.kind {
+                        let span = self.span();
+                        let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
+                        vars[0].init = Some(match self.program.resolve(&ty.ty) {
+                            Type::Array { .. } | Type::Struct(_) => Init::List(vec![Init::Expr(zero)], span),
+                            _ => Init::Expr(self.real(0.0, ty.clone())),
+                        });
+                    }
+                    let r = if pointer {
+                        match self.out.resolve(&ty.ty) {
+                            Type::Array { .. } => var,
+                            _ => {
+                                let span = self.span();
+                                Expr::new(ExprKind::AddrOf(Box::new(var.clone())), ty.clone().pointer_to(), span)
+                            }
+                        }
+                    } else {
+                        var
+                    };
+                    self.dummies.insert(key, (decl, r));
+                }
+                let (decl, r) = self.dummies[&key].clone();
+                if head == "dummy-decl" { Val::Code(self.tag(vec![decl], rule)) } else { Val::New(r) }
+            }
+            "external-chain" => {
+                let dargs = self
+                    .list_of(args.pop().unwrap_or(Val::List(vec![])))?
+                    .iter()
+                    .map(|v| self.expr_of(v))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let (Some(Val::Args(s, _)), Some(Val::Proc(p))) = (args.pop(), args.pop()) else {
+                    return Err(ApplyError::new("'external-chain' takes the callee and its arguments"));
+                };
+                let StmtKind::Call { args: cargs, .. } = &s.kind else { return Err(ApplyError::new("not a call")) };
+                let name = self.program.proc(p).name.clone();
+                Val::New(self.chain(&name, cargs, dargs, rule)?)
+            }
+            "no-derivative" => {
+                let name = match args.first() {
+                    Some(Val::Proc(p)) => self.program.proc(*p).name.clone(),
+                    _ => "?".into(),
+                };
+                return Err(ApplyError::new(format!(
+                    "no derivative is known for external function '{name}': give one with --rules FILE, \
+                     e.g. `derivative user/{name} ({name} ?X) : (...)`"
+                )));
+            }
+            "external-outputs" => {
+                let Some(Val::Proc(p)) = args.first() else { return Err(ApplyError::new("'external-outputs' names a callee")) };
+                let proc = self.program.proc(*p);
+                let writes_reals = proc.params.iter().any(|&s| {
+                    let ty = &self.program.sym(s).ty;
+                    match self.program.resolve(&ty.ty) {
+                        Type::Pointer(t) => !t.is_const && self.program.contains_real(&t.ty),
+                        _ => false,
+                    }
+                });
+                if writes_reals && !self.is_system(*p) {
+                    return Err(ApplyError::new(format!(
+                        "external function '{}' may write reals through a pointer argument; aioli cannot \
+                         differentiate it without its body",
+                        proc.name
+                    )));
+                }
+                match node {
+                    Val::Stmt(s) => Val::Code(self.tag(vec![(*s).clone()], rule)),
+                    _ => Val::Code(vec![]),
+                }
+            }
+            _ => return Ok(None),
+        }))
+    }
+
+    fn is_system(&self, p: ProcId) -> bool {
+        self.program.proc(p).origin == ProcOrigin::System
+    }
+
+    fn dummy_error(&self, s: &Stmt, i: usize) -> ApplyError {
+        let callee = match &s.kind {
+            StmtKind::Call { callee, .. } => self.program.proc(*callee).name.clone(),
+            _ => String::new(),
+        };
+        ApplyError::new(format!(
+            "argument {} of this call to '{callee}' has no derivative here, and aioli cannot size a zero \
+             derivative buffer for it (pass a fixed-size array or the address of a variable)",
+            i + 1
+        ))
+    }
+}
