@@ -287,32 +287,85 @@ pub fn is_pointer(program: &Program, ty: &QualType) -> bool {
 /// `0`, then `1`, ...).
 pub struct Namer {
     taken: BTreeSet<String>,
+    /// Names of the procedure being differentiated (its parameters and
+    /// locals, and what was created for it): local names need only avoid
+    /// these and the global ones.
+    local: BTreeSet<String>,
 }
 
 impl Namer {
     pub fn of(program: &Program) -> Namer {
         let mut taken = BTreeSet::new();
-        taken.extend(program.symbols.iter().map(|s| s.name.clone()));
+        taken.extend(
+            program
+                .symbols
+                .iter()
+                .filter(|s| s.kind == crate::il::SymKind::Global)
+                .map(|s| s.name.clone()),
+        );
         taken.extend(program.procs.iter().map(|p| p.name.clone()));
         taken.extend(program.typedefs.iter().map(|t| t.name.clone()));
         taken.extend(program.structs.iter().filter_map(|s| s.tag.clone()));
         for kw in ["nd", "nbdirs", "NBDIRSMAX"] {
             taken.insert(kw.to_string());
         }
-        Namer { taken }
+        Namer {
+            taken,
+            local: BTreeSet::new(),
+        }
     }
 
-    pub fn fresh(&mut self, base: &str) -> String {
-        if self.taken.insert(base.to_string()) {
-            return base.to_string();
-        }
-        for i in 0.. {
-            let n = format!("{base}{i}");
-            if self.taken.insert(n.clone()) {
-                return n;
+    /// Starts naming inside procedure `proc`: its own names are taken.
+    pub fn enter_proc(&mut self, program: &Program, proc: ProcId) {
+        self.local.clear();
+        let p = program.proc(proc);
+        let mut scopes = std::collections::HashSet::new();
+        scopes.insert(p.scope);
+        // Scopes are created in order, a child after its parent: one pass
+        // collects every scope below the procedure's.
+        for (i, sc) in program.scopes.iter().enumerate() {
+            if sc.parent.is_some_and(|par| scopes.contains(&par)) {
+                scopes.insert(crate::il::ScopeId(i as u32));
             }
         }
-        unreachable!("some suffix is free")
+        if let Some(b) = &p.body {
+            scopes.insert(b.scope);
+            for (i, sc) in program.scopes.iter().enumerate() {
+                if sc.parent.is_some_and(|par| scopes.contains(&par)) {
+                    scopes.insert(crate::il::ScopeId(i as u32));
+                }
+            }
+        }
+        for s in &program.symbols {
+            if scopes.contains(&s.scope) {
+                self.local.insert(s.name.clone());
+            }
+        }
+    }
+
+    /// A global name (procedures, types, global variables).
+    pub fn fresh(&mut self, base: &str) -> String {
+        let n = self.pick(base, |_, _| true);
+        self.taken.insert(n.clone());
+        n
+    }
+
+    /// A name local to the current procedure.
+    pub fn fresh_local(&mut self, base: &str) -> String {
+        let n = self.pick(base, |_, _| true);
+        self.local.insert(n.clone());
+        n
+    }
+
+    fn pick(&self, base: &str, _ok: impl Fn(&Self, &str) -> bool) -> String {
+        let free = |n: &str| !self.taken.contains(n) && !self.local.contains(n);
+        if free(base) {
+            return base.to_string();
+        }
+        (0..)
+            .map(|i| format!("{base}{i}"))
+            .find(|n| free(n))
+            .unwrap_or_else(|| base.to_string())
     }
 }
 

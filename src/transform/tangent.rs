@@ -20,7 +20,7 @@ use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
 use crate::il::{
     AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, Intrinsic, Item, ItemKind,
-    LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind, Stmt, StmtId,
+    LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind, ScopeId, Stmt, StmtId,
     StmtKind, Storage, StructDef, SwitchCase, SymId, SymKind, Symbol, Type, TypedefDef, UnOp,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -133,11 +133,14 @@ pub fn tangent_program(a: &Analysis<'_>, rules: &RuleSet, opts: &TangentOptions)
         result_param: None,
         error_span: None,
         dummies: HashMap::new(),
+        pending_decls: Vec::new(),
     };
     for &p in &diff_procs {
         host.proc = p;
+        host.namer.enter_proc(program, p);
         let body = program.proc(p).body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
-        host.varied = VariedMap::of(a, p, body);
+        let scope = program.proc(p).body.as_ref().map(|b| b.scope).unwrap_or(program.proc(p).scope);
+        host.varied = VariedMap::of(a, p, body, scope);
         host.result_param = host.result_param_for(p);
         host.stmts.clear();
         let span = program.proc(p).span;
@@ -310,6 +313,8 @@ struct TangentHost<'x, 'a> {
     /// Zero derivatives made up for call arguments without one, by call
     /// statement address and argument index.
     dummies: HashMap<(usize, usize), (Stmt, Expr)>,
+    /// Declarations to put at the start of the procedure being built.
+    pending_decls: Vec<Stmt>,
 }
 
 fn binop_name(op: BinOp) -> &'static str {
@@ -392,6 +397,16 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         })
     }
 
+    /// The original expression a node stands for.
+    fn node_expr(&self, node: &Val<'a>) -> Option<&'a Expr> {
+        match node {
+            Val::Expr(e) => Some(e),
+            Val::Init(Init::Expr(e)) => Some(e),
+            Val::Arg(s, i) => Some(self.arg_expr(s, *i)),
+            _ => None,
+        }
+    }
+
     fn arg_expr(&self, s: &'a Stmt, i: usize) -> &'a Expr {
         match &s.kind {
             StmtKind::Call { args, .. } => &args[i],
@@ -472,7 +487,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             return d;
         }
         let orig = self.program.sym(s).clone();
-        let name = self.namer.fresh(&format!("{}d", orig.name));
+        let name = if orig.kind == SymKind::Global {
+            self.namer.fresh(&format!("{}d", orig.name))
+        } else {
+            self.namer.fresh_local(&format!("{}d", orig.name))
+        };
         let mut ty = self.types.of(&self.out, &orig.ty);
         if orig.kind == SymKind::Global || orig.kind == SymKind::Local {
             ty.is_const = false;
@@ -522,8 +541,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     fn is_diff_val(&self, v: &Val<'a>) -> bool {
         match v {
             Val::Sym(s) => self.diff.syms.contains(s),
-            Val::Arg(s, i) => self.diff.is_diff_ref(self.program, self.arg_expr(s, *i)),
-            Val::Expr(e) => self.diff.is_diff_ref(self.program, e),
+            Val::Arg(s, i) => self.diff.is_diff_ref(&self.out, self.arg_expr(s, *i)),
+            Val::Expr(e) => self.diff.is_diff_ref(&self.out, e),
             Val::Atom(_) => false,
             _ => false,
         }
@@ -537,7 +556,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         match v {
             Val::Sym(s) => {
-                if is_pointer(self.program, &self.program.sym(*s).ty) {
+                if is_pointer(&self.out, &self.program.sym(*s).ty) {
                     return self.diff.syms.contains(s);
                 }
                 let after = self.active_after();
@@ -545,8 +564,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 self.a.locs.object_zones(o).any(|z| after.contains(&z))
             }
             Val::Expr(e) => {
-                if is_pointer(self.program, &e.ty) {
-                    return self.diff.is_diff_ref(self.program, e);
+                if is_pointer(&self.out, &e.ty) {
+                    return self.diff.is_diff_ref(&self.out, e);
                 }
                 let after = self.active_after();
                 self.zones_of(e).iter().any(|z| after.contains(z))
@@ -561,19 +580,20 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         let p = self.program.proc(proc);
         let sym = p.params[i];
-        self.program.contains_real(&self.program.sym(sym).ty.ty)
+        self.out.contains_real(&self.program.sym(sym).ty.ty)
             && (self.a.is_diff_formal_arg(proc, i) || self.diff.syms.contains(&sym))
     }
 
     fn result_is_diff(&self, proc: ProcId) -> bool {
         self.dprocs.contains_key(&proc)
-            && self.program.is_real(&self.program.proc(proc).ret.ty)
+            && self.out.contains_real(&self.program.proc(proc).ret.ty)
+            && !is_pointer(&self.out, &self.program.proc(proc).ret)
             && self.diff.results.contains(&proc)
     }
 
     /// The derivative reference of `e` (`ref` relation's result when built
     /// directly, for resets).
-    fn zone_lvalue(&mut self, z: Zone) -> Option<Expr> {
+    fn zone_lvalue(&mut self, z: Zone, scope: ScopeId) -> Option<Expr> {
         let info = self.a.locs.zone(z).clone();
         if info.atom || !info.real || info.pointer {
             return None;
@@ -587,14 +607,16 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         if sym.kind != SymKind::Global && self.a.locs.object(info.obj).owner != Some(self.proc) {
             return None;
         }
-        if sym.kind == SymKind::Global && sym.storage == Storage::Extern && !self.diff.syms.contains(&s) {
+        // A local declared inside the construct is out of scope here (and
+        // starts at zero each time it is declared).
+        if sym.kind != SymKind::Global && !self.scope_encloses(sym.scope, scope) {
             return None;
         }
         let d = self.dsym(s);
         let mut e = self.var(d);
         let mut ty = self.program.sym(s).ty.clone();
         for &i in &info.path {
-            let Type::Struct(sid) = self.program.resolve(&ty.ty).clone() else { return None };
+            let Type::Struct(sid) = self.out.resolve(&ty.ty).clone() else { return None };
             if !self.diff.fields.contains(&(sid, i)) {
                 return None;
             }
@@ -602,10 +624,30 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             ty = f.ty.clone();
             e = self.field(e, &f.name.clone()).ok()?;
         }
-        if !self.program.is_real(&ty.ty) {
+        if !self.out.is_real(&ty.ty) {
             return None;
         }
         Some(e)
+    }
+
+    fn scope_encloses(&self, outer: ScopeId, mut inner: ScopeId) -> bool {
+        loop {
+            if inner == outer {
+                return true;
+            }
+            match self.program.scopes[inner.index()].parent {
+                Some(p) => inner = p,
+                None => return false,
+            }
+        }
+    }
+
+    /// The scope around a statement list's first statement, or around the
+    /// current statement when the list is empty.
+    fn scope_at(&self, first: Option<&Stmt>) -> ScopeId {
+        let s = first.or(self.stmt());
+        s.and_then(|s| self.varied.scope.get(&s.id).copied())
+            .unwrap_or_else(|| self.program.proc(self.proc).body.as_ref().map(|b| b.scope).unwrap_or(self.program.global_scope))
     }
 
     fn field(&self, base: Expr, name: &str) -> Result<Expr, ApplyError> {
@@ -630,13 +672,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 
     /// `tangent/reset-merge`: `zd = 0` for the zones varied at a merge but
     /// not on the edge reaching it (their derivative is implicit zero).
-    fn resets(&mut self, at_merge: &Set, on_edge: &Set) -> Vec<Stmt> {
+    fn resets(&mut self, at_merge: &Set, on_edge: &Set, scope: ScopeId) -> Vec<Stmt> {
         if !self.opts.implicit_zero {
             return Vec::new();
         }
         let mut out = Vec::new();
         for &z in at_merge.difference(on_edge) {
-            if let Some(lv) = self.zone_lvalue(z) {
+            if let Some(lv) = self.zone_lvalue(z, scope) {
                 let zero = self.real(0.0, lv.ty.clone());
                 out.push(self.mk_stmt(StmtKind::Assign {
                     lhs: lv,
@@ -747,13 +789,27 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             .map(|(a, b)| (*a, *b))
             .collect();
         let mut declared_dglobals = HashSet::new();
+        // Static functions of the original that the output calls, directly
+        // or through other copies, are copied; the others are left out.
+        let graph = self.out.call_graph();
+        let mut needed: HashSet<ProcId> = HashSet::new();
+        let mut stack: Vec<ProcId> = self.dprocs.values().copied().collect();
+        while let Some(p) = stack.pop() {
+            for &c in graph.get(p.index()).into_iter().flatten() {
+                if needed.insert(c) {
+                    stack.push(c);
+                }
+            }
+        }
         for (i, item) in program.items.iter().enumerate() {
             match &item.kind {
                 ItemKind::Function(p) => {
                     let p = *p;
                     if let Some(&d) = self.dprocs.get(&p) {
                         if program.proc(p).storage == Storage::Static {
-                            items.push(item.clone());
+                            if needed.contains(&p) {
+                                items.push(item.clone());
+                            }
                         } else {
                             items.push(Item {
                                 kind: ItemKind::Prototype(p),
@@ -768,7 +824,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                             });
                         }
                     } else if program.proc(p).storage == Storage::Static {
-                        items.push(item.clone());
+                        if needed.contains(&p) {
+                            items.push(item.clone());
+                        }
                     } else {
                         items.push(Item {
                             kind: ItemKind::Prototype(p),
@@ -849,6 +907,34 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             p.origin = if p.origin == ProcOrigin::System { ProcOrigin::System } else { ProcOrigin::User };
         }
         self.out
+    }
+}
+
+fn collect_syms(e: &Expr, out: &mut HashSet<SymId>) {
+    match &e.kind {
+        ExprKind::Var(s) => {
+            out.insert(*s);
+        }
+        ExprKind::Index { base, index } => {
+            collect_syms(base, out);
+            collect_syms(index, out);
+        }
+        ExprKind::Field { base, .. } => collect_syms(base, out),
+        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::Unary { arg: x, .. } | ExprKind::Cast { arg: x, .. } => {
+            collect_syms(x, out)
+        }
+        ExprKind::SizeOfExpr(x) => collect_syms(x, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            collect_syms(lhs, out);
+            collect_syms(rhs, out);
+        }
+        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|a| collect_syms(a, out)),
+        ExprKind::Cond { cond, then, other } => {
+            collect_syms(cond, out);
+            collect_syms(then, out);
+            collect_syms(other, out);
+        }
+        _ => {}
     }
 }
 
@@ -1007,11 +1093,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             },
             "isPointer" => {
                 let e = self.expr_of(subject)?;
-                is_pointer(self.program, &e.ty)
+                is_pointer(&self.out, &e.ty)
             }
             "isReal" => {
                 let e = self.expr_of(subject)?;
-                self.program.is_real(&e.ty.ty)
+                self.out.is_real(&e.ty.ty)
             }
             "isExpr" => matches!(subject, Val::Expr(_) | Val::Init(Init::Expr(_)) | Val::Arg(..)),
             "isDiffProc" => match subject {
@@ -1261,7 +1347,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let sym = self.program.sym(s);
                 let static_storage = sym.storage == Storage::Static || sym.kind == SymKind::Global;
                 let span = self.span();
-                match self.program.resolve(&sym.ty.ty) {
+                match self.out.resolve(&sym.ty.ty) {
                     _ if static_storage => Val::Atom("none".into()),
                     Type::Pointer(_) => Val::Atom("none".into()),
                     Type::Array { len: Some(l), .. } if l.value.is_none() => {
@@ -1350,8 +1436,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             "cast" => {
                 arity(1)?;
                 let a = self.expr_of(&args[0])?;
-                let to = match node {
-                    Val::Expr(Expr { kind: ExprKind::Cast { to, .. }, .. }) => self.types.of(&self.out, to),
+                let to = match self.node_expr(node).map(|e| &e.kind) {
+                    Some(ExprKind::Cast { to, .. }) => self.types.of(&self.out, to),
                     _ => return Err(ApplyError::new("'cast' rebuilds a cast")),
                 };
                 let span = self.span();
@@ -1391,7 +1477,20 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     Val::Init(Init::Expr(e)) => e.ty.clone(),
                     v => self.expr_of(v)?.ty,
                 };
-                Val::New(self.real(0.0, ty))
+                if self.out.is_real(&ty.ty) || !self.out.contains_real(&ty.ty) {
+                    Val::New(self.real(0.0, ty))
+                } else {
+                    // A struct's zero derivative: a zeroed local.
+                    let dty = self.types.of(&self.out, &ty);
+                    let (var, mut decl) = self.temp(&dty, "zerod")?;
+                    if let StmtKind::Decl { vars, .. } = &mut decl.kind {
+                        let span = self.span();
+                        let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
+                        vars[0].init = Some(Init::List(vec![Init::Expr(zero)], span));
+                    }
+                    self.pending_decls.push(decl);
+                    Val::New(var)
+                }
             }
             "simplify" => {
                 arity(1)?;
@@ -1434,7 +1533,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let entry = self.varied.before.get(&s.id).cloned().unwrap_or_default();
                 let mut code = new;
                 if let (Some(at), Some(end)) = (self.varied.after.get(&s.id).cloned(), self.varied.end_of(orig, &entry)) {
-                    let r = self.resets(&at, &end);
+                    let scope = self.scope_at(orig.first());
+                    let r = self.resets(&at, &end, scope);
                     code.extend(self.tag(r, "tangent/reset-merge"));
                 }
                 Val::Code(code)
@@ -1444,7 +1544,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let Some(s) = self.stmt() else { return Err(ApplyError::new("'loop-entry' outside a loop")) };
                 let head = self.varied.header.get(&s.id).cloned().unwrap_or_default();
                 let before = self.varied.before.get(&s.id).cloned().unwrap_or_default();
-                let r = self.resets(&head, &before);
+                let scope = self.scope_at(None);
+                let r = self.resets(&head, &before, scope);
                 Val::Code(self.tag(r, "tangent/reset-merge"))
             }
             "loop-body" => {
@@ -1455,7 +1556,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let head = self.varied.header.get(&s.id).cloned().unwrap_or_default();
                 let mut code = new;
                 if let Some(end) = self.varied.end_of(orig, &head) {
-                    let r = self.resets(&head, &end);
+                    let scope = self.scope_at(orig.first());
+                    let r = self.resets(&head, &end, scope);
                     code.extend(self.tag(r, "tangent/reset-merge"));
                 }
                 Val::Code(code)
@@ -1481,8 +1583,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                         .and_then(|t| self.varied.header.get(&t.id).cloned()),
                     _ => Some(self.exit_needed()),
                 };
+                let scope = self.scope_at(None);
                 let r = match target {
-                    Some(t) => self.resets(&t, &here),
+                    Some(t) => self.resets(&t, &here, scope),
                     None => Vec::new(),
                 };
                 Val::Code(self.tag(r, "tangent/reset-merge"))
@@ -1494,7 +1597,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let r = match self.varied.end_of(body, &entry) {
                     Some(end) if !matches!(body.last().map(|s| &s.kind), Some(StmtKind::Return(_))) => {
                         let need = self.exit_needed();
-                        self.resets(&need, &end)
+                        let scope = self.scope_at(body.first());
+                        self.resets(&need, &end, scope)
                     }
                     _ => Vec::new(),
                 };
@@ -1677,7 +1781,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             let span = self.span();
             es.push(Expr::new(ExprKind::AddrOf(Box::new(res.clone())), ret.clone().pointer_to(), span));
             let dres = match &result {
-                Val::Expr(r) if self.diff.is_diff_ref(self.program, r) && self.derivative_needed_after(&Val::Expr(r)) => {
+                Val::Expr(r) if self.diff.is_diff_ref(&self.out, r) && self.derivative_needed_after(&Val::Expr(r)) => {
                     Some(engine::apply(self.rules, self, "ref", &Val::Expr(r))?.remove(0))
                 }
                 _ => None,
@@ -1716,7 +1820,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             .as_ref()
             .map(|b| b.scope)
             .ok_or_else(|| ApplyError::new("a temporary outside a body"))?;
-        let name = self.namer.fresh(base);
+        let name = self.namer.fresh_local(base);
         let id = SymId(self.out.symbols.len() as u32);
         self.out.symbols.push(Symbol {
             name: name.clone(),
@@ -1745,7 +1849,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         // A parameter named like the procedure hides it inside the body;
         // a recursive passive call would then fail: rename in that case.
         let calls_itself = self.program.call_graph()[p.index()].contains(&p);
-        let name = if calls_itself { self.namer.fresh(&format!("{}0", orig.name)) } else { orig.name.clone() };
+        let name = if calls_itself { self.namer.fresh_local(&format!("{}0", orig.name)) } else { orig.name.clone() };
         let id = SymId(self.out.symbols.len() as u32);
         self.out.symbols.push(Symbol {
             name: name.clone(),
@@ -1776,9 +1880,31 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let mut ret = orig.ret.clone();
         if let Some(id) = self.result_param {
             params.push(id);
-            ret = QualType { is_const: false, ..orig.ret.clone() };
+            ret = QualType { is_const: false, ..self.types.of(&self.out, &orig.ret) };
         }
-        let body_code = self.code_of(body_val)?;
+        let mut body_code = self.code_of(body_val)?;
+        // `(void)xd;` for a derivative parameter the body never reads, so
+        // that the output compiles without warnings.
+        let mut used = HashSet::new();
+        crate::il::visit_stmts(&body_code, &mut |st| {
+            for e in super::names::stmt_exprs(st) {
+                collect_syms(e, &mut used);
+            }
+        });
+        let mut voids = Vec::new();
+        for &prm in &params {
+            if self.dsyms.values().any(|&d| d == prm) && !used.contains(&prm) {
+                let span = self.span();
+                let v = self.var(prm);
+                let void = QualType::void();
+                let cast = Expr::new(ExprKind::Cast { to: void.clone(), arg: Box::new(v) }, void, span);
+                voids.push(self.mk_stmt(StmtKind::Discard(cast)));
+            }
+        }
+        let mut head = std::mem::take(&mut self.pending_decls);
+        head.extend(voids);
+        head.extend(body_code);
+        body_code = head;
         let Some(ob) = &orig.body else { return Err(ApplyError::new("a procedure without a body")) };
         let d = self.dprocs[&p];
         let dp = &mut self.out.procs[d.index()];
@@ -1894,7 +2020,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         }
                     }
                 }
-                let r = self.resets(&later, &before);
+                let scope = self.scope_at(None);
+                let r = self.resets(&later, &before, scope);
                 Val::Code(self.tag(r, "tangent/reset-merge"))
             }
             "case-merge" => {
@@ -1912,7 +2039,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 let entry = start(case).unwrap_or_default();
                 let mut code = new;
                 if let (Some(next), Some(end)) = (next, self.varied.end_of(&case.body, &entry)) {
-                    let r = self.resets(&next, &end);
+                    let scope = self.scope_at(None);
+                    let r = self.resets(&next, &end, scope);
                     code.extend(self.tag(r, "tangent/reset-merge"));
                 }
                 Val::Code(code)
@@ -1924,11 +2052,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 let key = (s as *const Stmt as usize, i);
                 if !self.dummies.contains_key(&key) {
                     let e = self.arg_expr(s, i);
-                    let pointer = is_pointer(self.program, &e.ty);
+                    let pointer = is_pointer(&self.out, &e.ty);
                     let ty = if pointer {
                         match &e.kind {
                             ExprKind::AddrOf(r) => self.types.of(&self.out, &r.ty),
-                            ExprKind::Var(v) => match self.program.resolve(&self.program.sym(*v).ty.ty) {
+                            ExprKind::Var(v) => match self.out.resolve(&self.program.sym(*v).ty.ty) {
                                 Type::Array { len: Some(l), .. } if l.value.is_some() => {
                                     self.types.of(&self.out, &self.program.sym(*v).ty)
                                 }
@@ -1943,7 +2071,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     if let StmtKind::Decl { vars, .. } = &mut decl.kind {
                         let span = self.span();
                         let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
-                        vars[0].init = Some(match self.program.resolve(&ty.ty) {
+                        vars[0].init = Some(match self.out.resolve(&ty.ty) {
                             Type::Array { .. } | Type::Struct(_) => Init::List(vec![Init::Expr(zero)], span),
                             _ => Init::Expr(self.real(0.0, ty.clone())),
                         });
@@ -1992,8 +2120,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 let proc = self.program.proc(*p);
                 let writes_reals = proc.params.iter().any(|&s| {
                     let ty = &self.program.sym(s).ty;
-                    match self.program.resolve(&ty.ty) {
-                        Type::Pointer(t) => !t.is_const && self.program.contains_real(&t.ty),
+                    match self.out.resolve(&ty.ty) {
+                        Type::Pointer(t) => !t.is_const && self.out.contains_real(&t.ty),
                         _ => false,
                     }
                 });

@@ -11,7 +11,7 @@
 
 use crate::analysis::Analysis;
 use crate::analysis::blocks::Set;
-use crate::il::{LoopHeader, ProcId, Stmt, StmtId, StmtKind};
+use crate::il::{LoopHeader, ProcId, ScopeId, Stmt, StmtId, StmtKind};
 use std::collections::HashMap;
 
 /// Varied states around the statements of one procedure.
@@ -25,6 +25,8 @@ pub struct VariedMap {
     pub header: HashMap<StmtId, Set>,
     /// Varied at each procedure exit (`return` or the end), joined.
     pub exit: Set,
+    /// The innermost block scope around each statement.
+    pub scope: HashMap<StmtId, ScopeId>,
 }
 
 struct Walk<'x, 'a> {
@@ -36,7 +38,7 @@ struct Walk<'x, 'a> {
 }
 
 impl VariedMap {
-    pub fn of(a: &Analysis<'_>, proc: ProcId, body: &[Stmt]) -> VariedMap {
+    pub fn of(a: &Analysis<'_>, proc: ProcId, body: &[Stmt], scope: ScopeId) -> VariedMap {
         let entry = a.results.get(&proc).map(|r| r.varied_entry.clone()).unwrap_or_default();
         let mut w = Walk {
             a,
@@ -44,7 +46,7 @@ impl VariedMap {
             map: VariedMap::default(),
             jumps: Vec::new(),
         };
-        if let Some(end) = w.list(body, Some(entry)) {
+        if let Some(end) = w.list(body, Some(entry), scope) {
             w.map.exit.extend(end);
         }
         w.map
@@ -67,31 +69,32 @@ impl Walk<'_, '_> {
         Some((r.varied_in[i].clone(), r.varied_out[i].clone()))
     }
 
-    fn list(&mut self, stmts: &[Stmt], mut state: Option<Set>) -> Option<Set> {
+    fn list(&mut self, stmts: &[Stmt], mut state: Option<Set>, scope: ScopeId) -> Option<Set> {
         for s in stmts {
             // Code after a jump is unreachable except through a label C
             // does not have here; an empty state keeps the walk total.
             let now = state.take().unwrap_or_default();
-            state = self.stmt(s, now);
+            state = self.stmt(s, now, scope);
         }
         state
     }
 
-    fn stmt(&mut self, s: &Stmt, state: Set) -> Option<Set> {
+    fn stmt(&mut self, s: &Stmt, state: Set, scope: ScopeId) -> Option<Set> {
         self.map.before.insert(s.id, state.clone());
+        self.map.scope.insert(s.id, scope);
         let out = match &s.kind {
             StmtKind::If { then, other, .. } => {
                 let test = self.point_sets(s).map(|p| p.1).unwrap_or(state);
-                let a = self.list(&then.stmts, Some(test.clone()));
+                let a = self.list(&then.stmts, Some(test.clone()), then.scope);
                 let b = match other {
-                    Some(o) => self.list(&o.stmts, Some(test)),
+                    Some(o) => self.list(&o.stmts, Some(test), o.scope),
                     None => Some(test),
                 };
                 join(a, b)
             }
             StmtKind::Loop { header, body } => {
                 let entry = match header {
-                    LoopHeader::For { init, .. } => self.list(init, Some(state.clone())),
+                    LoopHeader::For { init, .. } => self.list(init, Some(state.clone()), scope),
                     _ => Some(state.clone()),
                 }
                 .unwrap_or_default();
@@ -102,13 +105,13 @@ impl Walk<'_, '_> {
                 };
                 self.map.header.insert(s.id, head.clone());
                 self.jumps.push((true, Vec::new(), Vec::new()));
-                let end = self.list(&body.stmts, Some(head.clone()));
+                let end = self.list(&body.stmts, Some(head.clone()), body.scope);
                 let mut back = end.clone();
                 for c in self.jumps.last().map(|j| j.2.clone()).unwrap_or_default() {
                     back = join(back, Some(c));
                 }
                 if let LoopHeader::For { step, .. } = header {
-                    let _ = self.list(step, back);
+                    let _ = self.list(step, back, scope);
                 }
                 let (_, breaks, _) = self.jumps.pop().unwrap_or_default();
                 let test_exits = match header {
@@ -123,7 +126,7 @@ impl Walk<'_, '_> {
                 let mut fall: Option<Set> = None;
                 for c in cases {
                     let start = join(fall.take(), Some(test.clone()));
-                    fall = self.list(&c.body, start);
+                    fall = self.list(&c.body, start, scope);
                 }
                 let (_, breaks, _) = self.jumps.pop().unwrap_or_default();
                 let has_default = cases.iter().any(|c| c.labels.iter().any(|l| l.is_none()));
@@ -133,7 +136,7 @@ impl Walk<'_, '_> {
                 }
                 breaks.into_iter().fold(out, |acc, b| join(acc, Some(b)))
             }
-            StmtKind::Block(b) => self.list(&b.stmts, Some(state)),
+            StmtKind::Block(b) => self.list(&b.stmts, Some(state), b.scope),
             StmtKind::Break => {
                 if let Some(j) = self.jumps.last_mut() {
                     j.1.push(state);
