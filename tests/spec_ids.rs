@@ -86,11 +86,55 @@ fn families(ids: &BTreeSet<String>) -> BTreeSet<String> {
         .collect()
 }
 
+/// The IDs a rule file defines: `rule ID` and `derivative ID` lines.
+fn rule_ids(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix("rule ").or_else(|| l.strip_prefix("derivative "))?;
+            let id = rest.split_whitespace().next()?;
+            is_id(id).then(|| id.to_string())
+        })
+        .collect()
+}
+
 fn cited(dirs: &[&str]) -> BTreeSet<String> {
     read_all(dirs, &["rs", "rules", "lalrpop"])
         .into_iter()
-        .flat_map(|(_, t)| ids_in(&t))
+        .flat_map(|(path, t)| {
+            let mut ids = ids_in(&t);
+            if path.ends_with(".rules") {
+                ids.extend(rule_ids(&t));
+            }
+            ids
+        })
         .collect()
+}
+
+/// Issue 4: every rule of `rules/` is specified, and every tangent and
+/// derivative ID of `spec/tangent.md` names a rule (or the Rust that
+/// implements it) and is cited by a test.
+#[test]
+fn every_rule_is_specified_implemented_and_tested() {
+    let defined = defined();
+    let mut rules = BTreeSet::new();
+    for (_, text) in read_all(&["rules"], &["rules"]) {
+        rules.extend(rule_ids(&text));
+    }
+    assert!(rules.len() > 100, "too few rules under rules/: {}", rules.len());
+    let unspecified: Vec<_> = rules.iter().filter(|r| !defined.contains(*r)).collect();
+    assert!(unspecified.is_empty(), "rules without a spec/ entry: {unspecified:?}");
+    let implemented = cited(&["src", "rules"]);
+    let tested = cited(&["tests"]);
+    let missing: Vec<_> = defined
+        .iter()
+        .filter(|id| id.starts_with("tangent/") || id.starts_with("deriv/"))
+        .filter(|id| !implemented.contains(*id) || !tested.contains(*id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "tangent IDs not implemented by a rule and cited by a test: {missing:?}"
+    );
 }
 
 #[test]

@@ -282,6 +282,8 @@ pub trait Host {
     /// rule matched (constructors copy its position and comments), `rule`
     /// the rule's ID (provenance).
     fn build(&mut self, head: &str, args: Vec<Self::Val>, node: &Self::Val, rule: &str) -> Result<Self::Val, ApplyError>;
+    /// Told each rule that applies (for coverage traces).
+    fn fired(&mut self, _rule: &str) {}
 }
 
 type Env<V> = Vec<(String, V)>;
@@ -391,6 +393,7 @@ fn apply_inner<H: Host>(rules: &RuleSet, host: &mut H, relation: &str, input: &H
             host.describe(input)
         )));
     };
+    host.fired(&rule.id);
     for p in &rule.premises {
         let arg = instantiate(host, &p.input, &env, input, rule)?;
         let outs = apply(rules, host, &p.relation, &arg)?;

@@ -92,6 +92,16 @@ pub fn tangent(
 /// The output program of the tangent mode (exposed for tests that run it
 /// in the interpreter).
 pub fn tangent_program(a: &Analysis<'_>, rules: &RuleSet, opts: &TangentOptions) -> Result<Program, Diagnostic> {
+    tangent_trace(a, rules, opts).map(|(p, _)| p)
+}
+
+/// The output program and the IDs of every rule and derivative entry that
+/// built it (for coverage tests and audits).
+pub fn tangent_trace(
+    a: &Analysis<'_>,
+    rules: &RuleSet,
+    opts: &TangentOptions,
+) -> Result<(Program, std::collections::BTreeSet<String>), Diagnostic> {
     let program = a.program;
     let diff_procs: Vec<ProcId> = a
         .order
@@ -134,6 +144,7 @@ pub fn tangent_program(a: &Analysis<'_>, rules: &RuleSet, opts: &TangentOptions)
         error_span: None,
         dummies: HashMap::new(),
         pending_decls: Vec::new(),
+        trace: Default::default(),
     };
     for &p in &diff_procs {
         host.proc = p;
@@ -148,6 +159,7 @@ pub fn tangent_program(a: &Analysis<'_>, rules: &RuleSet, opts: &TangentOptions)
             Diagnostic::error(host.error_span.unwrap_or(span), e.message)
         })?;
     }
+    let trace = std::mem::take(&mut host.trace);
     let mut out = host.finish(&diff_procs, new_type_items);
     for (_, p) in out.procs.iter_mut().enumerate() {
         if let Some(b) = &mut p.body {
@@ -163,7 +175,7 @@ pub fn tangent_program(a: &Analysis<'_>, rules: &RuleSet, opts: &TangentOptions)
             format!("internal error: the tangent IL is malformed: {e}"),
         ));
     }
-    Ok(out)
+    Ok((out, trace))
 }
 
 fn renumber(stmts: &mut [Stmt], n: &mut u32) {
@@ -315,6 +327,8 @@ struct TangentHost<'x, 'a> {
     dummies: HashMap<(usize, usize), (Stmt, Expr)>,
     /// Declarations to put at the start of the procedure being built.
     pending_decls: Vec<Stmt>,
+    /// Every rule and derivative entry used (`tangent_trace`).
+    trace: std::collections::BTreeSet<String>,
 }
 
 fn binop_name(op: BinOp) -> &'static str {
@@ -729,6 +743,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let Some(d) = self.rules.derivatives.get(name).cloned() else {
             return Err(ApplyError::new(format!("no derivative is known for '{name}'")));
         };
+        self.trace.insert(d.id.clone());
         let ty = args.first().map(|a| a.ty.clone()).unwrap_or_else(QualType::double);
         let mut total: Option<Expr> = None;
         for (i, da) in dargs.into_iter().enumerate() {
@@ -1040,6 +1055,10 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             Val::List(_) => "a list".into(),
             _ => "a term".into(),
         }
+    }
+
+    fn fired(&mut self, rule: &str) {
+        self.trace.insert(rule.to_string());
     }
 
     fn atom(&self, name: &str) -> Val<'a> {
