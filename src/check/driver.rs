@@ -243,8 +243,9 @@ fn shape(program: &Program, ty: &Type, depth: usize) -> Shape {
 }
 
 /// The C spelling of a type, for declarations in the driver (without
-/// top-level `const`; the driver fills its buffers).
-fn c_type(program: &Program, ty: &Type) -> Option<String> {
+/// top-level `const`; the driver fills its buffers). Also used by the
+/// tangent check's driver (`check::tangent`).
+pub(crate) fn c_type(program: &Program, ty: &Type) -> Option<String> {
     Some(match ty {
         t @ (Type::Void | Type::Int { .. } | Type::Real(_)) => {
             t.scalar_c_name().unwrap_or_default()
@@ -960,7 +961,7 @@ fn printable_globals(program: &Program) -> Vec<SymId> {
 
 /// A C literal for an integer (the most negative `long long` has no
 /// literal of its own).
-fn int_literal(v: i64) -> String {
+pub(crate) fn int_literal(v: i64) -> String {
     if v == i64::MIN {
         "(-9223372036854775807LL - 1)".to_string()
     } else {

@@ -5,13 +5,17 @@
 //! - [`domain`]: the `--domain` language;
 //! - [`rng`]: a deterministic generator;
 //! - [`driver`]: concrete inputs, the driver's C text and the output order;
-//! - [`pragma`]: the `// aioli:` configuration line of test fixtures.
+//! - [`pragma`]: the `// aioli:` configuration line of test fixtures;
+//! - [`tangent`]: the tangent check (divided differences, R_t), with
+//!   [`timing`] for the time measurement in its driver.
 
 pub mod domain;
 pub mod driver;
 pub mod interp_run;
 pub mod pragma;
 pub mod rng;
+pub mod tangent;
+pub mod timing;
 
 pub use interp_run::{InterpRunError, run_in_interpreter};
 

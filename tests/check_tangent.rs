@@ -1,0 +1,373 @@
+//! The tangent check (`check::tangent`) on hand-written tangents: each
+//! fixture `tests/fixtures/check/NAME.c` has its correct tangent in
+//! `NAME_d.c`, written after CONTRACT §2-3, except `wrong_d.c`, which is
+//! deliberately wrong for one dependent. Compiles and runs with `cc`.
+
+mod common;
+
+use aioli::analysis::head::{Head, parse_head};
+use aioli::check::domain::Domain;
+use aioli::check::tangent::{
+    CheckError, DEFAULT_MIN_DIGITS, TangentCheck, TangentCheckOptions, TangentParam, TangentReturn,
+    check_tangent, find_tangent_proc, match_signature,
+};
+use aioli::front::{self, Loaded};
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> PathBuf {
+    common::fixture_dir("check").join(name)
+}
+
+fn load(path: &Path) -> Loaded {
+    front::load(path, &Default::default())
+        .unwrap_or_else(|(s, d)| panic!("{}", front::diag::render(&s, &d)))
+}
+
+/// Options for tests: a short time budget (no timing is asserted).
+fn options() -> TangentCheckOptions {
+    TangentCheckOptions {
+        cc: common::cc(),
+        time_budget_ms: 40,
+        ..Default::default()
+    }
+}
+
+/// Loads `NAME.c`, reads its pragma, and checks it against `tangent`.
+fn check_with(
+    name: &str,
+    tangent: &str,
+    options: &TangentCheckOptions,
+) -> Result<TangentCheck, CheckError> {
+    let original = fixture(&format!("{name}.c"));
+    let config = common::config(&original);
+    let loaded = load(&original);
+    let head: Head = parse_head(&loaded.program, &config.head).unwrap();
+    let domain = Domain::parse(&config.domain).unwrap();
+    check_tangent(
+        &original,
+        &loaded.program,
+        &head,
+        &domain,
+        &fixture(tangent),
+        options,
+    )
+}
+
+fn check(name: &str) -> TangentCheck {
+    check_with(name, &format!("{name}_d.c"), &options()).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// A correct tangent passes: every dependent agrees to the threshold, and
+/// the timing was measured.
+fn assert_passes(name: &str, dependents: &[&str]) -> TangentCheck {
+    let r = check(name);
+    println!("{r}");
+    assert!(r.passed, "{name}:\n{r}");
+    let names: Vec<&str> = r.dependents.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, dependents, "{name}");
+    for d in &r.dependents {
+        assert!(d.digits >= DEFAULT_MIN_DIGITS, "{name}: {d:?}");
+        assert!(d.primal_digits >= DEFAULT_MIN_DIGITS, "{name}: {d:?}");
+        assert!(d.has_derivative, "{name}: {d:?}");
+    }
+    assert!(
+        r.r_t.is_some_and(|r| r > 0.0 && r.is_finite()),
+        "{name}: {r}"
+    );
+    r
+}
+
+#[test]
+fn reals_by_value() {
+    let r = assert_passes("polar", &["xy"]);
+    assert_eq!(r.dependents[0].elements, 2);
+}
+
+#[test]
+fn pointer_arrays_overwritten_in_place() {
+    // `x` is an input and an output: the divided differences are only
+    // right if every call starts from fresh copies.
+    let r = assert_passes("relax", &["x", "s"]);
+    assert_eq!(r.dependents[0].elements, 6);
+}
+
+#[test]
+fn struct_by_pointer_with_derivative_struct() {
+    let r = assert_passes("particles", &["e", "p"]);
+    // p: 3 particles × (x, v[2], stamp, w[2]) real elements; `stamp` is not
+    // in Particle_d, its tangent is 0 and so is its divided difference.
+    assert_eq!(r.dependents[1].elements, 3 * 6);
+}
+
+#[test]
+fn function_result() {
+    let r = assert_passes("norm", &["norm"]);
+    assert_eq!(r.signature.returns, TangentReturn::Derivative);
+    assert_eq!(r.signature.params.last(), Some(&TangentParam::PrimalResult));
+}
+
+#[test]
+fn active_globals() {
+    let r = assert_passes("gain", &["total"]);
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+}
+
+#[test]
+fn struct_by_value_global_array_and_a_passive_dependent() {
+    let r = check("weigh");
+    println!("{r}");
+    assert!(r.passed, "{r}");
+    let names: Vec<&str> = r.dependents.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["weigh", "out", "label"]);
+    for d in &r.dependents {
+        assert!(d.digits >= DEFAULT_MIN_DIGITS, "{d:?}");
+    }
+    // `label` has no derivative: its tangent is 0, and so are its
+    // divided differences.
+    assert!(r.dependents[0].has_derivative && r.dependents[1].has_derivative);
+    assert!(!r.dependents[2].has_derivative);
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("'label'") && n.contains("taken as 0")),
+        "{:?}",
+        r.notes
+    );
+    assert!(r.to_string().contains("no derivative: tangent 0"));
+}
+
+#[test]
+fn a_wrong_tangent_fails_on_its_dependent() {
+    let r = check("wrong");
+    println!("{r}");
+    assert!(!r.passed, "{r}");
+    let mean = &r.dependents[0];
+    let var = &r.dependents[1];
+    assert_eq!((mean.name.as_str(), var.name.as_str()), ("mean", "var"));
+    assert!(mean.digits >= DEFAULT_MIN_DIGITS, "{mean:?}");
+    assert!(var.digits < 2.0, "{var:?}");
+    assert!(var.primal_digits >= DEFAULT_MIN_DIGITS, "{var:?}");
+    assert!(r.to_string().contains("FAILED"));
+    assert!(r.to_string().contains("<-- FAILS"));
+}
+
+#[test]
+fn another_procedures_tangent_is_a_signature_error() {
+    // polar_d.c has no relax_d.
+    let err = check_with("relax", "polar_d.c", &options()).unwrap_err();
+    assert!(matches!(err, CheckError::Signature(_)), "{err}");
+    assert!(err.to_string().contains("relax_d"), "{err}");
+}
+
+/// Runs the polar check against a tangent file with the given text.
+fn check_polar_against(tangent_text: &str) -> Result<TangentCheck, CheckError> {
+    let dir = tempfile::tempdir().unwrap();
+    let tangent = dir.path().join("polar_d.c");
+    std::fs::write(&tangent, tangent_text).unwrap();
+    let original = fixture("polar.c");
+    let config = common::config(&original);
+    let loaded = load(&original);
+    let head = parse_head(&loaded.program, &config.head).unwrap();
+    let domain = Domain::parse(&config.domain).unwrap();
+    check_tangent(
+        &original,
+        &loaded.program,
+        &head,
+        &domain,
+        &tangent,
+        &options(),
+    )
+}
+
+#[test]
+fn a_tangent_aioli_cannot_read_is_reported_with_its_location() {
+    let err = check_polar_against(
+        "void polar_d(double r, double rd, double theta, double thetad, double *xy, double *xyd)\n{\n    xyd[0] = undeclared_thing;\n}\n",
+    )
+    .unwrap_err();
+    assert!(matches!(err, CheckError::TangentFile(_)), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("polar_d.c:3:14: error:"), "{text}");
+    assert!(text.contains("undeclared_thing"), "{text}");
+}
+
+#[test]
+fn a_tangent_that_does_not_link_reports_cc() {
+    // Valid C for aioli's front end and for `cc -c`; `helper` is defined
+    // nowhere, so the link fails and its message must reach the user.
+    let err = check_polar_against(
+        "double helper(double);\nvoid polar_d(double r, double rd, double theta, double thetad, double *xy, double *xyd)\n{\n    xyd[0] = helper(rd);\n    xy[0] = r;\n}\n",
+    )
+    .unwrap_err();
+    assert!(matches!(err, CheckError::Compile { .. }), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("link"), "{text}");
+    assert!(text.contains("helper"), "{text}");
+}
+
+#[test]
+fn macros_of_the_tangent_file_do_not_break_the_driver() {
+    // The driver repeats the tangent file's `#define` lines; short
+    // lower-case macros must not collide with the driver's own names.
+    let mut text = String::from("#include <math.h>\n");
+    for name in [
+        "e", "t", "p", "h", "u", "v", "i", "n", "a", "b", "out", "point", "what", "name", "ts",
+        "t0", "grow", "target", "with", "without",
+    ] {
+        text.push_str(&format!("#define {name} 1\n"));
+    }
+    text.push_str(&std::fs::read_to_string(fixture("polar_d.c")).unwrap());
+    let r = check_polar_against(&text).unwrap();
+    assert!(r.passed, "{r}");
+}
+
+#[test]
+fn a_missing_compiler_is_an_error_not_a_panic() {
+    let opts = TangentCheckOptions {
+        cc: "/nonexistent/aioli-cc".to_string(),
+        ..options()
+    };
+    let err = check_with("polar", "polar_d.c", &opts).unwrap_err();
+    assert!(matches!(err, CheckError::Compile { .. }), "{err}");
+    assert!(err.to_string().contains("/nonexistent/aioli-cc"), "{err}");
+}
+
+#[test]
+fn a_bad_domain_is_an_inputs_error() {
+    let original = fixture("polar.c");
+    let loaded = load(&original);
+    let head = parse_head(&loaded.program, "polar(xy)/(r theta)").unwrap();
+    let domain = Domain::parse("r=[0.5,2] xy[2]=[0,0]").unwrap();
+    let err = check_tangent(
+        &original,
+        &loaded.program,
+        &head,
+        &domain,
+        &fixture("polar_d.c"),
+        &options(),
+    )
+    .unwrap_err();
+    assert!(matches!(err, CheckError::Inputs(_)), "{err}");
+    assert!(err.to_string().contains("theta"), "{err}");
+}
+
+#[test]
+fn zero_time_budget_skips_timing() {
+    let opts = TangentCheckOptions {
+        time_budget_ms: 0,
+        points: 1,
+        ..options()
+    };
+    let r = check_with("norm", "norm_d.c", &opts).unwrap();
+    assert!(r.passed, "{r}");
+    assert_eq!(r.r_t, None);
+    assert!(r.to_string().contains("R_t not measured"));
+}
+
+#[test]
+fn the_work_directory_can_be_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = TangentCheckOptions {
+        keep_dir: Some(dir.path().to_path_buf()),
+        time_budget_ms: 0,
+        points: 1,
+        ..options()
+    };
+    let r = check_with("particles", "particles_d.c", &opts).unwrap();
+    assert!(r.passed, "{r}");
+    let driver = std::fs::read_to_string(dir.path().join("driver.c")).unwrap();
+    assert!(driver.contains("energy_d("), "{driver}");
+    assert!(driver.contains("Particle_d"), "{driver}");
+}
+
+// ---------------------------------------------------------------------------
+// Signature matching, on programs written for the purpose
+// ---------------------------------------------------------------------------
+
+/// Matches `f` in `original` with its tangent in `tangent` (C texts).
+fn signature(
+    original: &str,
+    tangent: &str,
+) -> Result<(Vec<TangentParam>, TangentReturn), CheckError> {
+    let dir = tempfile::tempdir().unwrap();
+    let (o, t) = (dir.path().join("o.c"), dir.path().join("o_d.c"));
+    std::fs::write(&o, original).unwrap();
+    std::fs::write(&t, tangent).unwrap();
+    let (o, t) = (load(&o), load(&t));
+    let f = o.program.proc_by_name("f").unwrap();
+    let fd = find_tangent_proc(&o.program, f, &t.program)?;
+    let s = match_signature(&o.program, f, &t.program, fd)?;
+    Ok((s.params, s.returns))
+}
+
+#[test]
+fn signature_by_value_reals_use_names_to_decide() {
+    use TangentParam::*;
+    let original = "double f(double x, double y) { return x * y; }\n";
+    // Only y is differentiated: `x, y, yd` — types alone also allow
+    // `x, xd, y`; the names decide.
+    let (p, r) = signature(
+        original,
+        "double f_d(double x, double y, double yd, double *f) { *f = x * y; return x * yd; }\n",
+    )
+    .unwrap();
+    assert_eq!(p, vec![Primal(0), Primal(1), Derivative(1), PrimalResult]);
+    assert_eq!(r, TangentReturn::Derivative);
+    let (p, _) = signature(
+        original,
+        "double f_d(double x, double xd, double y, double *f) { *f = x * y; return xd * y; }\n",
+    )
+    .unwrap();
+    assert_eq!(p, vec![Primal(0), Derivative(0), Primal(1), PrimalResult]);
+}
+
+#[test]
+fn signature_clash_suffixes_and_passive_result() {
+    use TangentParam::*;
+    // `xd` is taken by the original, so the derivative is `xd0`; without
+    // the extra parameter, f_d returns the primal result.
+    let (p, r) = signature(
+        "double f(const double *x, int xd) { return x[xd]; }\n",
+        "double f_d(const double *x, const double *xd0, int xd) { return x[xd]; }\n",
+    )
+    .unwrap();
+    assert_eq!(p, vec![Primal(0), Derivative(0), Primal(1)]);
+    assert_eq!(r, TangentReturn::Primal);
+}
+
+#[test]
+fn signature_structs_need_derivative_structs() {
+    use TangentParam::*;
+    let original =
+        "typedef struct { double a; int n; } S;\nvoid f(S *s, double *y) { y[0] = s->a; }\n";
+    let (p, r) = signature(
+        original,
+        "typedef struct { double a; int n; } S;\ntypedef struct { double a; } S_d;\nvoid f_d(S *s, S_d *sd, double *y, double *yd) { yd[0] = sd->a; y[0] = s->a; }\n",
+    )
+    .unwrap();
+    assert_eq!(p, vec![Primal(0), Derivative(0), Primal(1), Derivative(1)]);
+    assert_eq!(r, TangentReturn::Nothing);
+    // A `double *` after `S *` is not its derivative.
+    let err = signature(
+        original,
+        "typedef struct { double a; int n; } S;\nvoid f_d(S *s, double *sd, double *y, double *yd) { yd[0] = sd[0]; y[0] = s->a; }\n",
+    )
+    .unwrap_err();
+    assert!(matches!(err, CheckError::Signature(_)), "{err}");
+}
+
+#[test]
+fn signature_mismatches_are_reported() {
+    let err = signature(
+        "void f(double *x, int n) { x[0] = n; }\n",
+        "void f_d(int n, double *x, double *xd) { x[0] = n; xd[0] = 0; }\n",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("CONTRACT §3"), "{err}");
+    let err = signature(
+        "void f(double *x) { x[0] = 1; }\n",
+        "void g_d(double *x, double *xd) { x[0] = 1; xd[0] = 0; }\n",
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("no 'f_d'"), "{err}");
+}
