@@ -163,7 +163,13 @@ fn main() -> ExitCode {
             rules,
         } => tangent(&file, &head, out.as_deref(), &pp, vector, &rules),
         Command::Adjoint { file, pp, .. } => not_yet("adjoint", &file, &pp),
-        Command::Check { file, pp, .. } => not_yet("check", &file, &pp),
+        Command::Check {
+            file,
+            head,
+            mode,
+            domain,
+            pp,
+        } => check(&file, &head, mode, domain.as_deref(), &pp),
         Command::Analyze {
             file,
             head,
@@ -293,6 +299,95 @@ fn tangent(
     }
     eprintln!("aioli: wrote {}", path.display());
     ExitCode::SUCCESS
+}
+
+/// `aioli check`: differentiates into a scratch directory and validates
+/// the result numerically (CONTRACT §6).
+fn check(file: &Path, heads: &[String], mode: CheckMode, domain: Option<&str>, pp: &Preprocessing) -> ExitCode {
+    use aioli::check::domain::Domain;
+    use aioli::check::tangent::{TangentCheckOptions, check_tangent};
+    use aioli::transform::tangent::{TangentOptions, load_rules, tangent};
+    let Some(loaded) = load(file, &pp.options()) else {
+        return ExitCode::from(1);
+    };
+    let Some(parsed) = parse_heads(file, &loaded.program, heads) else {
+        return ExitCode::from(1);
+    };
+    // The domain: --domain, or the `// aioli: domain='...'` line of the file.
+    let domain_text = match domain {
+        Some(d) => d.to_string(),
+        None => {
+            let first = std::fs::read_to_string(file).ok().and_then(|t| t.lines().next().map(str::to_string));
+            match first.map(|l| aioli::check::pragma::parse_pragma(&l)) {
+                Some(Ok(aioli::check::pragma::Pragma::Valid(c))) => c.domain,
+                _ => {
+                    eprintln!(
+                        "{}: error: aioli check needs --domain, e.g. --domain 'n=10 x[n]=[-1,1] a=[0.5,2]'",
+                        file.display()
+                    );
+                    return ExitCode::from(1);
+                }
+            }
+        }
+    };
+    let dom = match Domain::parse(&domain_text) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("{}: error: --domain: {e}", file.display());
+            return ExitCode::from(1);
+        }
+    };
+    let opts = TangentOptions::default();
+    let rules = match load_rules(&opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let text = match tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts) {
+        Ok(t) => t,
+        Err(d) => {
+            eprint!("{}", diag::render(&loaded.sources, &d));
+            return ExitCode::from(1);
+        }
+    };
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("aioli-check-{}-{stamp}", std::process::id()));
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let tangent_path = dir.join(format!("{stem}_d.c"));
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&tangent_path, &text)) {
+        eprintln!("{}: error: cannot write: {e}", tangent_path.display());
+        return ExitCode::from(1);
+    }
+    let mut all_passed = true;
+    if matches!(mode, CheckMode::Tangent | CheckMode::Both) {
+        let options = TangentCheckOptions {
+            front: pp.options(),
+            ..TangentCheckOptions::default()
+        };
+        for h in &parsed {
+            match check_tangent(file, &loaded.program, h, &dom, &tangent_path, &options) {
+                Ok(report) => {
+                    print!("{report}");
+                    all_passed &= report.passed;
+                }
+                Err(e) => {
+                    eprintln!("{}: error: {e}", file.display());
+                    all_passed = false;
+                }
+            }
+        }
+    }
+    if matches!(mode, CheckMode::Adjoint | CheckMode::Both) {
+        println!("adjoint check: not available (the adjoint mode is not built yet)");
+        all_passed = false;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if all_passed { ExitCode::SUCCESS } else { ExitCode::from(1) }
 }
 
 /// Writes through a temporary file and a rename, so a failure never leaves
