@@ -365,11 +365,15 @@ fn check(file: &Path, heads: &[String], mode: CheckMode, domain: Option<&str>, p
     }
     let mut all_passed = true;
     if matches!(mode, CheckMode::Tangent | CheckMode::Both) {
-        let options = TangentCheckOptions {
-            front: pp.options(),
-            ..TangentCheckOptions::default()
-        };
         for h in &parsed {
+            // Single precision limits divided differences to about half of
+            // float's 7 digits.
+            let single = uses_single_precision(&loaded.program, h.proc);
+            let options = TangentCheckOptions {
+                front: pp.options(),
+                min_digits: if single { 3.0 } else { 6.0 },
+                ..TangentCheckOptions::default()
+            };
             match check_tangent(file, &loaded.program, h, &dom, &tangent_path, &options) {
                 Ok(report) => {
                     print!("{report}");
@@ -388,6 +392,44 @@ fn check(file: &Path, heads: &[String], mode: CheckMode, domain: Option<&str>, p
     }
     let _ = std::fs::remove_dir_all(&dir);
     if all_passed { ExitCode::SUCCESS } else { ExitCode::from(1) }
+}
+
+/// Does a procedure (or anything it calls) hold `float` values?
+fn uses_single_precision(program: &aioli::il::Program, proc: aioli::il::ProcId) -> bool {
+    use aioli::il::{RealKind, Type};
+    fn is_float(program: &aioli::il::Program, t: &Type) -> bool {
+        match program.resolve(t) {
+            Type::Real(RealKind::Float) => true,
+            Type::Pointer(e) | Type::Array { elem: e, .. } => is_float(program, &e.ty),
+            _ => false,
+        }
+    }
+    let graph = program.call_graph();
+    let mut seen = vec![proc];
+    let mut i = 0;
+    while i < seen.len() {
+        for &c in &graph[seen[i].index()] {
+            if !seen.contains(&c) {
+                seen.push(c);
+            }
+        }
+        i += 1;
+    }
+    let scopes: Vec<_> = seen.iter().map(|p| program.proc(*p).scope).collect();
+    program.symbols.iter().any(|s| {
+        is_float(program, &s.ty.ty)
+            && (scopes.contains(&s.scope)
+                || seen.iter().any(|p| program.proc(*p).body.as_ref().is_some_and(|b| {
+                    let mut sc = Some(s.scope);
+                    while let Some(x) = sc {
+                        if x == b.scope {
+                            return true;
+                        }
+                        sc = program.scopes[x.index()].parent;
+                    }
+                    false
+                })))
+    })
 }
 
 /// Writes through a temporary file and a rename, so a failure never leaves

@@ -411,6 +411,22 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         })
     }
 
+    /// A zero initialiser shaped like the type: `0.0`, `{0.0}`,
+    /// `{{0.0}}` for an array of arrays or of structs.
+    fn zero_init(&self, ty: &QualType, span: Span) -> Init {
+        match self.out.resolve(&ty.ty).clone() {
+            Type::Array { elem, .. } => Init::List(vec![self.zero_init(&elem, span)], span),
+            Type::Struct(s) => match self.out.strukt(s).fields.first() {
+                Some(f) => Init::List(vec![self.zero_init(&f.ty.clone(), span)], span),
+                None => Init::List(Vec::new(), span),
+            },
+            Type::Pointer(_) => {
+                Init::Expr(Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span))
+            }
+            _ => Init::Expr(self.real(0.0, ty.clone())),
+        }
+    }
+
     /// The original expression a node stands for.
     fn node_expr(&self, node: &Val<'a>) -> Option<&'a Expr> {
         match node {
@@ -1376,8 +1392,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                         )));
                     }
                     Type::Array { .. } | Type::Struct(_) => {
-                        let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
-                        Val::NewInit(Init::List(vec![Init::Expr(zero)], span))
+                        let ty = self.types.of(&self.out, &sym.ty);
+                        Val::NewInit(self.zero_init(&ty, span))
                     }
                     _ => {
                         let ty = sym.ty.clone();
@@ -1504,8 +1520,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     let (var, mut decl) = self.temp(&dty, "zerod")?;
                     if let StmtKind::Decl { vars, .. } = &mut decl.kind {
                         let span = self.span();
-                        let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
-                        vars[0].init = Some(Init::List(vec![Init::Expr(zero)], span));
+                        vars[0].init = Some(self.zero_init(&dty, span));
                     }
                     self.pending_decls.push(decl);
                     Val::New(var)
@@ -2090,10 +2105,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     if let StmtKind::Decl { vars, .. } = &mut decl.kind {
                         let span = self.span();
                         let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
-                        vars[0].init = Some(match self.out.resolve(&ty.ty) {
-                            Type::Array { .. } | Type::Struct(_) => Init::List(vec![Init::Expr(zero)], span),
-                            _ => Init::Expr(self.real(0.0, ty.clone())),
-                        });
+                        let _ = zero;
+                        vars[0].init = Some(self.zero_init(&ty, span));
                     }
                     let r = if pointer {
                         match self.out.resolve(&ty.ty) {
