@@ -1641,7 +1641,8 @@ impl EffectBuilder<'_, '_> {
             let info = self.locs.zone(z).clone();
             let obj = self.locs.object(info.obj).clone();
             match obj.kind {
-                ObjKind::Var(sym) if obj.owner == Some(callee) => {
+                // A prototype's parameters have no owning definition.
+                ObjKind::Var(sym) if obj.owner == Some(callee) || cproc.params.contains(&sym) => {
                     // `call/by-value`: a parameter is a copy of the actual.
                     if let Some(i) = cproc.params.iter().position(|p| *p == sym)
                         && let Some(a) = args.get(i)

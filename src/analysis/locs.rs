@@ -123,6 +123,15 @@ impl Locs {
             let o = l.add_object(program, ObjKind::Var(id), &sym.ty, owner, sym.name.clone());
             l.by_sym.insert(id, o);
         }
+        // `loc/result` of a function known by its prototype only: what a
+        // call of it returns (its derivative may be given by a rule).
+        for (i, p) in program.procs.iter().enumerate() {
+            if p.body.is_none() && program.contains_real(&p.ret.ty) {
+                let pid = ProcId(i as u32);
+                let o = l.add_object(program, ObjKind::Result(pid), &p.ret, Some(pid), p.name.clone());
+                l.by_result.insert(pid, o);
+            }
+        }
         for (pid, p) in program.defined_procs() {
             if let Some(body) = &p.body {
                 crate::il::visit_stmts(&body.stmts, &mut |s| {

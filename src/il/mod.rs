@@ -375,6 +375,10 @@ pub enum MathFn {
     Copysign,
     /// `abs`, `labs`: integer absolute value.
     IntAbs,
+    /// ψ = Γ′/Γ, which only derivative code calls (the derivative of
+    /// `lgamma`); printed as a call of the helper the output defines
+    /// (`aioli_digamma`). Not in [`MathFn::ALL`]: user code cannot name it.
+    Digamma,
 }
 
 impl MathFn {
@@ -461,6 +465,7 @@ impl MathFn {
             Fmod => "fmod",
             Copysign => "copysign",
             IntAbs => "abs",
+            Digamma => "aioli_digamma",
         }
     }
 

@@ -188,6 +188,7 @@ fn libm_double(func: MathFn, x: f64, y: f64) -> f64 {
             // Integer absolute value of a value already converted to an
             // integer; the interpreter does not route it here.
             IntAbs => x.abs(),
+            Digamma => digamma(x),
         }
     }
 }
@@ -239,6 +240,7 @@ fn libm_single(func: MathFn, x: f32, y: f32) -> f32 {
             Fmod => libm::fmodf(x, y),
             Copysign => libm::copysignf(x, y),
             IntAbs => x.abs(),
+            Digamma => digamma(x as f64) as f32,
         }
     }
 }
@@ -438,6 +440,9 @@ fn partials(func: MathFn, x: f64, y: f64, r: f64) -> (f64, f64) {
             (if flipped { -1.0 } else { 1.0 }, 0.0)
         }
         IntAbs => (if x >= 0.0 { 1.0 } else { -1.0 }, 0.0),
+        // Second derivatives are not needed: the trigamma function is not
+        // implemented.
+        Digamma => (f64::NAN, 0.0),
     }
 }
 

@@ -416,10 +416,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     fn zero_init(&self, ty: &QualType, span: Span) -> Init {
         match self.out.resolve(&ty.ty).clone() {
             Type::Array { elem, .. } => Init::List(vec![self.zero_init(&elem, span)], span),
-            Type::Struct(s) => match self.out.strukt(s).fields.first() {
-                Some(f) => Init::List(vec![self.zero_init(&f.ty.clone(), span)], span),
-                None => Init::List(Vec::new(), span),
-            },
+            // Every field, so -Wmissing-field-initializers stays quiet.
+            Type::Struct(s) => {
+                let fields: Vec<QualType> = self.out.strukt(s).fields.iter().map(|f| f.ty.clone()).collect();
+                Init::List(fields.iter().map(|t| self.zero_init(t, span)).collect(), span)
+            }
             Type::Pointer(_) => {
                 Init::Expr(Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span))
             }
@@ -933,11 +934,77 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 });
             }
         }
+        // The digamma helper, when a derivative of lgamma or tgamma calls it.
+        let mut uses_digamma = false;
+        for &d in self.dprocs.values() {
+            if let Some(b) = &self.out.proc(d).body {
+                crate::il::visit_stmts(&b.stmts, &mut |st| {
+                    for e in super::names::stmt_exprs(st) {
+                        uses_digamma |= calls_digamma(e);
+                    }
+                });
+            }
+        }
+        if uses_digamma {
+            let at = items
+                .iter()
+                .rposition(|i| matches!(i.kind, ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. }))
+                .map(|i| i + 1)
+                .unwrap_or(0);
+            let span = items.first().map(|i| i.span).unwrap_or(program.proc(diff_procs[0]).span);
+            items.insert(
+                at,
+                Item {
+                    kind: ItemKind::MacroLine(DIGAMMA_C.to_string()),
+                    span,
+                    comments: Default::default(),
+                    file: main,
+                },
+            );
+        }
         self.out.items = items;
         for p in &mut self.out.procs {
             p.origin = if p.origin == ProcOrigin::System { ProcOrigin::System } else { ProcOrigin::User };
         }
         self.out
+    }
+}
+
+/// The digamma function ψ = lgamma′ in C, for the derivatives of `lgamma`
+/// and `tgamma` (`deriv/lgamma`): the recurrence ψ(x) = ψ(x + 1) − 1/x up
+/// to x ≥ 10, then the asymptotic series; the same algorithm as the
+/// interpreter's `interp::real::digamma`.
+const DIGAMMA_C: &str = "\
+/* The digamma function (derivative of lgamma), written by aioli. */
+static double aioli_digamma(double x)
+{
+    double result = 0.0;
+    if (x <= 0.0) {
+        if (x == floor(x)) {
+            return (x - x) / (x - x);
+        }
+        return aioli_digamma(1.0 - x) - 3.14159265358979323846 / tan(3.14159265358979323846 * x);
+    }
+    while (x < 10.0) {
+        result -= 1.0 / x;
+        x += 1.0;
+    }
+    double f = 1.0 / (x * x);
+    double series = f * (1.0 / 12.0 - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f / 132.0))));
+    return result + log(x) - 0.5 / x - series;
+}";
+
+fn calls_digamma(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Intrinsic { call, args } => call.func == MathFn::Digamma || args.iter().any(calls_digamma),
+        ExprKind::Index { base, index } => calls_digamma(base) || calls_digamma(index),
+        ExprKind::Field { base, .. } => calls_digamma(base),
+        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::Unary { arg: x, .. } | ExprKind::Cast { arg: x, .. } => {
+            calls_digamma(x)
+        }
+        ExprKind::Binary { lhs, rhs, .. } => calls_digamma(lhs) || calls_digamma(rhs),
+        ExprKind::Cond { cond, then, other } => calls_digamma(cond) || calls_digamma(then) || calls_digamma(other),
+        _ => false,
     }
 }
 
@@ -1296,6 +1363,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                         other => return Err(ApplyError::new(format!("a switch holds cases, not {}", self.describe(&other)))),
                     }
                 }
+                // C needs a statement after the last label.
+                if let Some(last) = cases.last_mut()
+                    && last.body.is_empty()
+                {
+                    last.body.push(self.mk_stmt(StmtKind::Empty));
+                }
                 let s = Stmt {
                     kind: StmtKind::Switch { selector: selector.clone(), cases },
                     ..(*orig).clone()
@@ -1652,7 +1725,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     let l = self.expr_of(&args[0])?;
                     return Ok(Val::New(self.binary(op, l, r)));
                 }
-                if let Some((f, _)) = MathFn::from_c_name(head) {
+                let intrinsic = if head == "digamma" {
+                    Some((MathFn::Digamma, None))
+                } else {
+                    MathFn::from_c_name(head)
+                };
+                if let Some((f, _)) = intrinsic {
                     if args.len() != f.arity() {
                         return Err(ApplyError::new(format!("'{head}' takes {} arguments", f.arity())));
                     }
@@ -1660,6 +1738,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     let rank = es.iter().map(|e| real_rank(&self.out, &e.ty)).max().unwrap_or(2).max(1);
                     let ty = real_of_rank(rank);
                     let (precision, name) = match rank {
+                        _ if f == MathFn::Digamma => (RealKind::Double, f.c_name().to_string()),
                         1 => (RealKind::Float, format!("{}f", f.c_name())),
                         3 => (RealKind::LongDouble, format!("{}l", f.c_name())),
                         _ => (RealKind::Double, f.c_name().to_string()),
