@@ -102,6 +102,32 @@ pub fn tangent_trace(
     rules: &RuleSet,
     opts: &TangentOptions,
 ) -> Result<(Program, std::collections::BTreeSet<String>), Diagnostic> {
+    tangent_full(a, rules, opts).map(|(p, t, _)| (p, t))
+}
+
+/// What the tangent transformation created, for later passes (the vector
+/// mode) that rewrite derivative code.
+#[derive(Clone, Debug, Default)]
+pub struct TangentInfo {
+    /// Original variable → its derivative variable (locals, parameters,
+    /// globals, and the made-up zero dummies map to themselves).
+    pub derivative_of: HashMap<SymId, SymId>,
+    /// Every derivative variable (including dummies and zero temporaries).
+    pub derivative_syms: HashSet<SymId>,
+    /// Original procedure → its tangent procedure.
+    pub procs: HashMap<ProcId, ProcId>,
+    /// Tangent procedure → the parameter receiving the original result.
+    pub result_params: HashMap<ProcId, SymId>,
+    /// Original struct → derivative struct.
+    pub structs: HashMap<crate::il::StructId, crate::il::StructId>,
+}
+
+/// The output program, the rule trace and what was created.
+pub fn tangent_full(
+    a: &Analysis<'_>,
+    rules: &RuleSet,
+    opts: &TangentOptions,
+) -> Result<(Program, std::collections::BTreeSet<String>, TangentInfo), Diagnostic> {
     let program = a.program;
     let diff_procs: Vec<ProcId> = a
         .order
@@ -145,6 +171,7 @@ pub fn tangent_trace(
         dummies: HashMap::new(),
         pending_decls: Vec::new(),
         trace: Default::default(),
+        info: TangentInfo::default(),
     };
     for &p in &diff_procs {
         host.proc = p;
@@ -153,6 +180,9 @@ pub fn tangent_trace(
         let scope = program.proc(p).body.as_ref().map(|b| b.scope).unwrap_or(program.proc(p).scope);
         host.varied = VariedMap::of(a, p, body, scope);
         host.result_param = host.result_param_for(p);
+        if let Some(r) = host.result_param {
+            host.info.result_params.insert(host.dprocs[&p], r);
+        }
         host.stmts.clear();
         let span = program.proc(p).span;
         engine::apply(rules, &mut host, "proc", &Val::Proc(p)).map_err(|e| {
@@ -160,6 +190,11 @@ pub fn tangent_trace(
         })?;
     }
     let trace = std::mem::take(&mut host.trace);
+    let mut info = std::mem::take(&mut host.info);
+    info.derivative_of = host.dsyms.clone();
+    info.derivative_syms.extend(host.dsyms.values().copied());
+    info.procs = host.dprocs.clone();
+    info.structs = host.types.structs.clone();
     let mut out = host.finish(&diff_procs, new_type_items);
     for (_, p) in out.procs.iter_mut().enumerate() {
         if let Some(b) = &mut p.body {
@@ -175,7 +210,7 @@ pub fn tangent_trace(
             format!("internal error: the tangent IL is malformed: {e}"),
         ));
     }
-    Ok((out, trace))
+    Ok((out, trace, info))
 }
 
 fn renumber(stmts: &mut [Stmt], n: &mut u32) {
@@ -329,6 +364,7 @@ struct TangentHost<'x, 'a> {
     pending_decls: Vec<Stmt>,
     /// Every rule and derivative entry used (`tangent_trace`).
     trace: std::collections::BTreeSet<String>,
+    info: TangentInfo,
 }
 
 fn binop_name(op: BinOp) -> &'static str {
@@ -1591,6 +1627,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     // A struct's zero derivative: a zeroed local.
                     let dty = self.types.of(&self.out, &ty);
                     let (var, mut decl) = self.temp(&dty, "zerod")?;
+                    if let ExprKind::Var(v) = var.kind {
+                        self.info.derivative_syms.insert(v);
+                    }
                     if let StmtKind::Decl { vars, .. } = &mut decl.kind {
                         let span = self.span();
                         vars[0].init = Some(self.zero_init(&dty, span));
@@ -2181,6 +2220,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         self.types.of(&self.out, &e.ty)
                     };
                     let (var, mut decl) = self.temp(&ty, "dummyd")?;
+                    if let ExprKind::Var(v) = var.kind {
+                        self.info.derivative_syms.insert(v);
+                    }
                     if let StmtKind::Decl { vars, .. } = &mut decl.kind {
                         let span = self.span();
                         let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
