@@ -86,6 +86,9 @@ pub struct Analysis<'a> {
     /// Zones active at some point of some procedure (`pred/diff`).
     pub diff_zones: Set,
     pub warnings: Vec<Diagnostic>,
+    /// The call points of each callee, `(caller, point)`, built on first
+    /// use by the predicates.
+    pub(crate) call_index: std::cell::OnceCell<HashMap<ProcId, Vec<(ProcId, usize)>>>,
 }
 
 /// Which derivative code the analyses prepare: it decides what is live at
@@ -146,6 +149,7 @@ pub fn analyze_for<'a>(program: &'a Program, heads: &[Head], mode: Mode) -> Anal
         results: HashMap::new(),
         diff_zones: Set::new(),
         warnings: Vec::new(),
+        call_index: std::cell::OnceCell::new(),
     };
     a.top_down(&sccs, mode);
     for r in a.results.values() {

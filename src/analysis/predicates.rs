@@ -8,6 +8,7 @@ use super::facts::{PointKind, for_each_diff_ref, key};
 use super::locs::Zone;
 use super::{Analysis, ProcResult};
 use crate::il::{Expr, ExprKind, ProcId, StmtId};
+use std::collections::HashMap;
 
 impl Analysis<'_> {
     fn point(&self, proc: ProcId, stmt: StmtId) -> Option<(usize, &ProcResult)> {
@@ -119,11 +120,28 @@ impl Analysis<'_> {
         if self.heads.iter().any(|h| h.proc == proc) {
             return true;
         }
-        self.facts.iter().any(|(caller, f)| {
-            f.calls
-                .iter()
-                .any(|(&i, site)| site.callee == Some(proc) && self.results[caller].active[i])
-        })
+        self.call_points(proc)
+            .iter()
+            .any(|&(caller, i)| self.results[&caller].active[i])
+    }
+
+    /// The call points of `proc`: `(caller, point)`.
+    fn call_points(&self, proc: ProcId) -> &[(ProcId, usize)] {
+        let index = self.call_index.get_or_init(|| {
+            let mut idx: HashMap<ProcId, Vec<(ProcId, usize)>> = HashMap::new();
+            for (caller, f) in &self.facts {
+                for (&i, site) in &f.calls {
+                    if let Some(c) = site.callee {
+                        idx.entry(c).or_default().push((*caller, i));
+                    }
+                }
+            }
+            for v in idx.values_mut() {
+                v.sort_unstable();
+            }
+            idx
+        });
+        index.get(&proc).map_or(&[], |v| v.as_slice())
     }
 
     /// `pred/diff-formal`: formal `index` of `proc` is a head's independent
@@ -156,11 +174,12 @@ impl Analysis<'_> {
                     || (r.varied_out[i].contains(z) && r.useful_out[i].contains(z))
             })
         });
-        let active_at_a_call = self.facts.iter().any(|(caller, f)| {
-            let cr = &self.results[caller];
-            f.calls.iter().any(|(&i, site)| {
-                site.callee == Some(proc)
-                    && cr.active[i]
+        let active_at_a_call = self.call_points(proc).iter().any(|&(caller, i)| {
+            let f = &self.facts[&caller];
+            let cr = &self.results[&caller];
+            let site = &f.calls[&i];
+            {
+                cr.active[i]
                     && zones.iter().any(|z| {
                         let actual = match site.by_value.get(z) {
                             Some((reads, _)) => reads.as_slice(),
@@ -171,7 +190,7 @@ impl Analysis<'_> {
                                 || (cr.varied_out[i].contains(a) && cr.useful_out[i].contains(a))
                         })
                     })
-            })
+            }
         });
         is_head_var || active_at_a_call || active_inside
     }

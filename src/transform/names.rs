@@ -287,6 +287,8 @@ pub fn is_pointer(program: &Program, ty: &QualType) -> bool {
 /// `0`, then `1`, ...).
 pub struct Namer {
     taken: BTreeSet<String>,
+    /// The names each procedure declares (parameters and locals).
+    by_proc: HashMap<ProcId, BTreeSet<String>>,
     /// Names of the procedure being differentiated (its parameters and
     /// locals, and what was created for it): local names need only avoid
     /// these and the global ones.
@@ -309,38 +311,38 @@ impl Namer {
         for kw in ["nd", "nbdirs", "NBDIRSMAX"] {
             taken.insert(kw.to_string());
         }
+        // The procedure owning each scope: scopes are created after their
+        // parent, so one pass in order inherits the owner.
+        let mut owner: Vec<Option<ProcId>> = vec![None; program.scopes.len()];
+        for (i, p) in program.procs.iter().enumerate() {
+            owner[p.scope.index()] = Some(ProcId(i as u32));
+            if let Some(b) = &p.body {
+                owner[b.scope.index()] = Some(ProcId(i as u32));
+            }
+        }
+        for i in 0..program.scopes.len() {
+            if owner[i].is_none()
+                && let Some(par) = program.scopes[i].parent
+            {
+                owner[i] = owner[par.index()];
+            }
+        }
+        let mut by_proc: HashMap<ProcId, BTreeSet<String>> = HashMap::new();
+        for sym in &program.symbols {
+            if let Some(p) = owner.get(sym.scope.index()).copied().flatten() {
+                by_proc.entry(p).or_default().insert(sym.name.clone());
+            }
+        }
         Namer {
             taken,
+            by_proc,
             local: BTreeSet::new(),
         }
     }
 
     /// Starts naming inside procedure `proc`: its own names are taken.
-    pub fn enter_proc(&mut self, program: &Program, proc: ProcId) {
-        self.local.clear();
-        let p = program.proc(proc);
-        let mut scopes = std::collections::HashSet::new();
-        scopes.insert(p.scope);
-        // Scopes are created in order, a child after its parent: one pass
-        // collects every scope below the procedure's.
-        for (i, sc) in program.scopes.iter().enumerate() {
-            if sc.parent.is_some_and(|par| scopes.contains(&par)) {
-                scopes.insert(crate::il::ScopeId(i as u32));
-            }
-        }
-        if let Some(b) = &p.body {
-            scopes.insert(b.scope);
-            for (i, sc) in program.scopes.iter().enumerate() {
-                if sc.parent.is_some_and(|par| scopes.contains(&par)) {
-                    scopes.insert(crate::il::ScopeId(i as u32));
-                }
-            }
-        }
-        for s in &program.symbols {
-            if scopes.contains(&s.scope) {
-                self.local.insert(s.name.clone());
-            }
-        }
+    pub fn enter_proc(&mut self, proc: ProcId) {
+        self.local = self.by_proc.get(&proc).cloned().unwrap_or_default();
     }
 
     /// A global name (procedures, types, global variables).

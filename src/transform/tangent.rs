@@ -175,7 +175,7 @@ pub fn tangent_full(
     };
     for &p in &diff_procs {
         host.proc = p;
-        host.namer.enter_proc(program, p);
+        host.namer.enter_proc(p);
         let body = program.proc(p).body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
         let scope = program.proc(p).body.as_ref().map(|b| b.scope).unwrap_or(program.proc(p).scope);
         host.varied = VariedMap::of(a, p, body, scope);
@@ -1821,18 +1821,16 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 
     /// Zones whose derivative the caller reads at the exit: active globals.
     fn exit_needed(&self) -> Set {
-        let mut out = Set::new();
-        for &z in &self.a.diff_zones {
-            let info = self.a.locs.zone(z);
-            if let ObjKind::Var(s) = self.a.locs.object(info.obj).kind
-                && self.program.sym(s).kind == SymKind::Global
-            {
-                out.insert(z);
-            }
-        }
-        let exit = &self.varied.exit;
-        out.retain(|z| exit.contains(z));
-        out
+        self.varied
+            .exit
+            .iter()
+            .copied()
+            .filter(|z| self.a.diff_zones.contains(z))
+            .filter(|&z| {
+                let info = self.a.locs.zone(z);
+                matches!(self.a.locs.object(info.obj).kind, ObjKind::Var(s) if self.program.sym(s).kind == SymKind::Global)
+            })
+            .collect()
     }
 
     /// The derivative of a reference or pointer expression, built directly
@@ -2000,7 +1998,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let orig = self.program.proc(p).clone();
         // A parameter named like the procedure hides it inside the body;
         // a recursive passive call would then fail: rename in that case.
-        let calls_itself = self.program.call_graph()[p.index()].contains(&p);
+        let calls_itself = self.calls_itself(p);
         let name = if calls_itself { self.namer.fresh_local(&format!("{}0", orig.name)) } else { orig.name.clone() };
         let id = SymId(self.out.symbols.len() as u32);
         self.out.symbols.push(Symbol {
@@ -2013,6 +2011,16 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         });
         self.out.scopes[orig.scope.index()].vars.insert(name, id);
         Some(id)
+    }
+
+    fn calls_itself(&self, p: ProcId) -> bool {
+        let mut found = false;
+        if let Some(b) = &self.program.proc(p).body {
+            crate::il::visit_stmts(&b.stmts, &mut |s| {
+                found |= matches!(s.kind, StmtKind::Call { callee, .. } if callee == p);
+            });
+        }
+        found
     }
 
     /// `tangent/procedure`: the derivative procedure's header and body.
