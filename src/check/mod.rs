@@ -12,6 +12,7 @@ pub mod driver;
 pub mod interp_run;
 pub mod pragma;
 pub mod rng;
+pub mod tangent_interp;
 
 pub use interp_run::{InterpRunError, run_in_interpreter};
 
