@@ -39,6 +39,7 @@ use super::driver::{ArgValue, FieldValue, Inputs, StructValue};
 use super::interp_run::InterpRunError;
 use super::rng::SplitMix64;
 use crate::analysis::head::{Head, HeadVar};
+use crate::front::source::Span;
 use crate::il::{ItemKind, ProcId, Program, QualType, RealKind, SymId, Type};
 use crate::interp::{Config, Dual, ErrorKind, Machine, Real, Value};
 use std::fmt::Write;
@@ -67,6 +68,9 @@ pub enum DualCheckError {
     Original {
         proc_name: String,
         error: InterpRunError,
+        /// The statement the interpreter stopped at (in the original
+        /// program's sources).
+        span: Span,
     },
     /// Running the tangent procedure failed although the original ran:
     /// a defect of the tangent code (or of its fuel budget).
@@ -74,6 +78,10 @@ pub enum DualCheckError {
     Tangent {
         proc_name: String,
         error: InterpRunError,
+        /// The statement the interpreter stopped at (the tangent
+        /// program's statements carry the spans of the original ones they
+        /// come from).
+        span: Span,
     },
     /// The tangent program has no derivative procedure for the head, or
     /// its signature does not follow CONTRACT §3.
@@ -188,7 +196,7 @@ impl DualComparison {
 
 /// `|a − b| / max(|a|, |b|, 1e-300)`; 0 when both are equal (both zero,
 /// the same infinity) or both NaN, infinite when only one is NaN or they
-/// are different infinities.
+/// are different infinities; never NaN.
 pub fn relative_error(a: f64, b: f64) -> f64 {
     if a == b || (a.is_nan() && b.is_nan()) {
         return 0.0;
@@ -277,9 +285,10 @@ pub fn tangent_vs_dual_with(
     }
 
     // (a) The original with dual numbers.
-    let original_err = |error: InterpRunError| DualCheckError::Original {
+    let original_err = |(error, span): (InterpRunError, Span)| DualCheckError::Original {
         proc_name: name.clone(),
         error,
+        span,
     };
     let mut dm = Machine::<Dual>::new(original, Config { fuel: options.fuel })
         .map_err(|e| original_err(interp_error("while initialising globals", e)))?;
@@ -392,9 +401,10 @@ pub fn tangent_vs_dual_with(
     }
 
     // (b) The tangent procedure.
-    let tangent_err = |error: InterpRunError| DualCheckError::Tangent {
+    let tangent_err = |(error, span): (InterpRunError, Span)| DualCheckError::Tangent {
         proc_name: dname.clone(),
         error,
+        span,
     };
     let linked = link(original, tangent);
     let mut tm = Machine::<f64>::new(
@@ -1295,19 +1305,29 @@ fn unsupported(what: impl Into<String>, why: impl Into<String>) -> DualCheckErro
     }
 }
 
-fn interp_error(during: impl Into<String>, e: crate::interp::Error) -> InterpRunError {
-    InterpRunError::Interp {
-        during: during.into(),
-        message: e.to_string(),
-    }
+fn interp_error(during: impl Into<String>, e: crate::interp::Error) -> (InterpRunError, Span) {
+    (
+        InterpRunError::Interp {
+            during: during.into(),
+            message: e.to_string(),
+        },
+        e.span,
+    )
 }
 
-fn call_error<R: Real>(name: &str, e: crate::interp::Error, m: &Machine<'_, R>) -> InterpRunError {
+fn call_error<R: Real>(
+    name: &str,
+    e: crate::interp::Error,
+    m: &Machine<'_, R>,
+) -> (InterpRunError, Span) {
     match e.kind {
-        ErrorKind::Exit(status) => InterpRunError::Exit {
-            status,
-            stdout: m.output().to_string(),
-        },
+        ErrorKind::Exit(status) => (
+            InterpRunError::Exit {
+                status,
+                stdout: m.output().to_string(),
+            },
+            e.span,
+        ),
         _ => interp_error(format!("while running '{name}'"), e),
     }
 }
