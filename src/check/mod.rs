@@ -15,6 +15,7 @@ pub mod interp_run;
 pub mod pragma;
 pub mod rng;
 pub mod tangent;
+pub mod tangent_interp;
 pub mod timing;
 
 pub use interp_run::{InterpRunError, run_in_interpreter};
