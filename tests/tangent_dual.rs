@@ -46,12 +46,7 @@ const TOL_FLOAT: f64 = 1e-5;
 
 /// Fixtures the tangent mode refuses today: (fixture, a piece of the
 /// message it must give, why).
-const EXPECTED_REFUSALS: &[(&str, &str, &str)] = &[(
-    "math_special",
-    "digamma",
-    "the derivative of lgamma is digamma, which rules/derivatives.rules names \
-     but the tangent host cannot build yet",
-)];
+const EXPECTED_REFUSALS: &[(&str, &str, &str)] = &[];
 
 /// Benchmark kernels whose pragma sizes them for timing compiled code and
 /// that would take seconds in the interpreter (which executes a few 10^5

@@ -665,6 +665,33 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         if info.atom || !info.real || info.pointer {
             return None;
         }
+        // A scalar target of a pointer parameter of this procedure: `*pd`.
+        if let ObjKind::Target { proc: Some(p), pointer } = self.a.locs.object(info.obj).kind.clone() {
+            let pinfo = self.a.locs.zone(pointer).clone();
+            let ObjKind::Var(ps) = self.a.locs.object(pinfo.obj).kind.clone() else { return None };
+            if p != self.proc || !pinfo.path.is_empty() || !self.diff.syms.contains(&ps) {
+                return None;
+            }
+            let Some(&d) = self.dsyms.get(&ps) else { return None };
+            let pd = self.var(d);
+            let Type::Pointer(t) = self.out.resolve(&pd.ty.ty).clone() else { return None };
+            let span = self.span();
+            let mut e = Expr::new(ExprKind::Deref(Box::new(pd)), (*t).clone(), span);
+            let mut ty = pointee_of(self.program, &self.program.sym(ps).ty)?;
+            for &i in &info.path {
+                let Type::Struct(sid) = self.program.resolve(&ty.ty).clone() else { return None };
+                if !self.diff.fields.contains(&(sid, i)) {
+                    return None;
+                }
+                let f = &self.program.strukt(sid).fields[i];
+                ty = f.ty.clone();
+                e = self.field(e, &f.name.clone()).ok()?;
+            }
+            if ty.is_const || !self.program.is_real(&ty.ty) {
+                return None;
+            }
+            return Some(e);
+        }
         let ObjKind::Var(s) = self.a.locs.object(info.obj).kind.clone() else { return None };
         if !self.diff.syms.contains(&s) {
             return None;
@@ -1041,6 +1068,13 @@ fn calls_digamma(e: &Expr) -> bool {
         ExprKind::Binary { lhs, rhs, .. } => calls_digamma(lhs) || calls_digamma(rhs),
         ExprKind::Cond { cond, then, other } => calls_digamma(cond) || calls_digamma(then) || calls_digamma(other),
         _ => false,
+    }
+}
+
+fn pointee_of(program: &Program, ty: &QualType) -> Option<QualType> {
+    match program.resolve(&ty.ty) {
+        Type::Pointer(t) => Some((**t).clone()),
+        _ => None,
     }
 }
 
@@ -1592,8 +1626,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let b = self.expr_of(&args[2])?;
                 let a = self.expr_of(&args[1])?;
                 let c = self.expr_of(&args[0])?;
-                let rank = real_rank(&self.out, &a.ty).max(real_rank(&self.out, &b.ty));
-                let ty = real_of_rank(rank);
+                let ty = if is_pointer(&self.out, &a.ty) {
+                    a.ty.clone()
+                } else {
+                    real_of_rank(real_rank(&self.out, &a.ty).max(real_rank(&self.out, &b.ty)))
+                };
                 let span = self.span();
                 Val::New(Expr::new(
                     ExprKind::Cond { cond: Box::new(c), then: Box::new(a), other: Box::new(b) },
@@ -1828,7 +1865,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             .filter(|z| self.a.diff_zones.contains(z))
             .filter(|&z| {
                 let info = self.a.locs.zone(z);
-                matches!(self.a.locs.object(info.obj).kind, ObjKind::Var(s) if self.program.sym(s).kind == SymKind::Global)
+                match self.a.locs.object(info.obj).kind {
+                    ObjKind::Var(s) => self.program.sym(s).kind == SymKind::Global,
+                    ObjKind::Target { proc: Some(p), .. } => p == self.proc && !info.atom,
+                    _ => false,
+                }
             })
             .collect()
     }
