@@ -105,6 +105,10 @@ pub struct Derivative {
     pub function: String,
     pub params: Vec<String>,
     pub partials: Vec<Tmpl>,
+    /// Written `guarded` after the partials: a partial may be infinite
+    /// where the function is finite, so a term with a zero direction is
+    /// zero rather than `inf * 0`.
+    pub guarded: bool,
     pub file: String,
     pub line: usize,
 }

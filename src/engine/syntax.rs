@@ -354,6 +354,10 @@ impl Parser<'_> {
             }
             partials.push(self.template()?);
         }
+        let guarded = matches!(partials.last(), Some(Tmpl::Atom(a)) if a == "guarded");
+        if guarded {
+            partials.pop();
+        }
         if partials.len() != names.len() {
             return Err(RuleError::new(
                 self.file,
@@ -366,6 +370,7 @@ impl Parser<'_> {
             function,
             params: names,
             partials,
+            guarded,
             file: self.file.to_string(),
             line,
         })

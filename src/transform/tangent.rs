@@ -140,6 +140,12 @@ pub fn tangent_full(
     let mut namer = Namer::of(program);
     let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff);
     // Reserve the derivative procedures so calls can name them.
+    if diff_procs.is_empty() {
+        return Err(Diagnostic::error(
+            a.heads.first().map(|h| program.proc(h.proc).span).unwrap_or_default(),
+            "nothing to differentiate: no head procedure has a body",
+        ));
+    }
     let mut dprocs = HashMap::new();
     for &p in &diff_procs {
         let orig = program.proc(p);
@@ -172,6 +178,11 @@ pub fn tangent_full(
         pending_decls: Vec::new(),
         trace: Default::default(),
         info: TangentInfo::default(),
+        simplifier: crate::simplify::Simplifier::new().map_err(|e| {
+            Diagnostic::error(program.proc(diff_procs[0]).span, format!("internal error: {e}"))
+        })?,
+        precision: None,
+        live_memo: HashMap::new(),
     };
     for &p in &diff_procs {
         host.proc = p;
@@ -184,6 +195,7 @@ pub fn tangent_full(
             host.info.result_params.insert(host.dprocs[&p], r);
         }
         host.stmts.clear();
+        host.live_memo.clear();
         let span = program.proc(p).span;
         engine::apply(rules, &mut host, "proc", &Val::Proc(p)).map_err(|e| {
             Diagnostic::error(host.error_span.unwrap_or(span), e.message)
@@ -365,6 +377,12 @@ struct TangentHost<'x, 'a> {
     /// Every rule and derivative entry used (`tangent_trace`).
     trace: std::collections::BTreeSet<String>,
     info: TangentInfo,
+    simplifier: crate::simplify::Simplifier,
+    /// The precision of the intrinsic call being differentiated: its
+    /// partials are computed in it (a double `sin` of a float argument has
+    /// a double derivative).
+    precision: Option<RealKind>,
+    live_memo: HashMap<StmtId, bool>,
 }
 
 fn binop_name(op: BinOp) -> &'static str {
@@ -461,6 +479,32 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 Init::Expr(Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span))
             }
             _ => Init::Expr(self.real(0.0, ty.clone())),
+        }
+    }
+
+    fn primal_of(&self, d: SymId) -> Option<SymId> {
+        self.dsyms.iter().find(|(_, v)| **v == d).map(|(k, _)| *k)
+    }
+
+    /// The items of a derivative initialiser that the derivative type has.
+    fn filter_init(&self, init: Init, primal_ty: &QualType) -> Init {
+        match (init, self.program.resolve(&primal_ty.ty).clone()) {
+            (Init::List(items, span), Type::Array { elem, .. }) => {
+                Init::List(items.into_iter().map(|i| self.filter_init(i, &elem)).collect(), span)
+            }
+            (Init::List(items, span), Type::Struct(sid)) => {
+                let fields = self.program.strukt(sid).fields.clone();
+                Init::List(
+                    items
+                        .into_iter()
+                        .zip(fields.iter().enumerate())
+                        .filter(|(_, (i, _))| self.diff.fields.contains(&(sid, *i)))
+                        .map(|(item, (_, f))| self.filter_init(item, &f.ty))
+                        .collect(),
+                    span,
+                )
+            }
+            (i, _) => i,
         }
     }
 
@@ -669,7 +713,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         if let ObjKind::Target { proc: Some(p), pointer } = self.a.locs.object(info.obj).kind.clone() {
             let pinfo = self.a.locs.zone(pointer).clone();
             let ObjKind::Var(ps) = self.a.locs.object(pinfo.obj).kind.clone() else { return None };
-            if p != self.proc || !pinfo.path.is_empty() || !self.diff.syms.contains(&ps) {
+            if p != self.proc || !pinfo.path.is_empty() {
                 return None;
             }
             let Some(&d) = self.dsyms.get(&ps) else { return None };
@@ -838,7 +882,20 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 .collect();
             env.reverse();
             let partial = self.instantiate_partial(&d.partials[i], &env, rule)?;
-            let term = if is_one(&partial) { da } else { self.binary(BinOp::Mul, partial, da) };
+            let mut term = if is_one(&partial) { da.clone() } else { self.binary(BinOp::Mul, partial, da.clone()) };
+            if d.guarded {
+                // `deriv/...` marked guarded: the partial is infinite at a
+                // finite point; a zero direction must still give zero.
+                let zero = self.real(0.0, da.ty.clone());
+                let test = self.binary(BinOp::Eq, da, zero.clone());
+                let ty = term.ty.clone();
+                let span = self.span();
+                term = Expr::new(
+                    ExprKind::Cond { cond: Box::new(test), then: Box::new(zero), other: Box::new(term) },
+                    ty,
+                    span,
+                );
+            }
             total = Some(match total {
                 None => term,
                 Some(t) => self.binary(BinOp::Add, t, term),
@@ -1242,7 +1299,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
         let subject = args.first().unwrap_or(node);
         let r = match name {
             "isLiveForDiff" => match self.stmt() {
-                Some(s) => self.a.is_live_for_diff(self.proc, s.id),
+                Some(s) => self.is_live(s),
                 None => true,
             },
             "isActiveCall" => self.stmt().is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
@@ -1510,6 +1567,15 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     None => None,
                 };
                 let Some(Val::Sym(s)) = args.pop() else { return Err(ApplyError::new("'declare' names a variable")) };
+                // A derivative struct keeps only the active fields: its
+                // initialiser list keeps only their items.
+                let init = match (init, self.primal_of(s)) {
+                    (Some(Init::List(items, span)), Some(p)) => {
+                        let ty = self.program.sym(p).ty.clone();
+                        Some(self.filter_init(Init::List(items, span), &ty))
+                    }
+                    (i, _) => i,
+                };
                 let init = init.map(|i| match i {
                     Init::Expr(e) => {
                         let ty = self.out.symbols[s.index()].ty.clone();
@@ -1690,7 +1756,14 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let Val::Exprs(orig_args) = args[1] else { return Err(ApplyError::new("'chain' takes the call's arguments")) };
                 let Val::Atom(name) = &args[0] else { return Err(ApplyError::new("'chain' takes a function name")) };
                 let name = name.to_string();
-                Val::New(self.chain(&name, orig_args, dargs, rule)?)
+                let precision = match self.node_expr(node).map(|e| &e.kind) {
+                    Some(ExprKind::Intrinsic { call, .. }) => call.precision,
+                    _ => None,
+                };
+                let saved = std::mem::replace(&mut self.precision, precision);
+                let r = self.chain(&name, orig_args, dargs, rule);
+                self.precision = saved;
+                Val::New(r?)
             }
             "call-d" => {
                 arity(3)?;
@@ -1811,7 +1884,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                         return Err(ApplyError::new(format!("'{head}' takes {} arguments", f.arity())));
                     }
                     let es = args.iter().map(|a| self.expr_of(a)).collect::<Result<Vec<_>, _>>()?;
-                    let rank = es.iter().map(|e| real_rank(&self.out, &e.ty)).max().unwrap_or(2).max(1);
+                    let rank = match self.precision {
+                        Some(RealKind::Float) => 1,
+                        Some(RealKind::Double) => 2,
+                        Some(RealKind::LongDouble) => 3,
+                        None => es.iter().map(|e| real_rank(&self.out, &e.ty)).max().unwrap_or(2).max(1),
+                    };
                     let ty = real_of_rank(rank);
                     let (precision, name) = match rank {
                         _ if f == MathFn::Digamma => (RealKind::Double, f.c_name().to_string()),
@@ -1851,27 +1929,128 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         e
     }
 
-    /// `tangent/expr-active`'s simplification of a derivative expression.
-    fn simplify(&self, e: Expr) -> Expr {
-        e
+    /// `pred/live-for-diff` in tangent mode: needed by the derivatives or
+    /// by the original outputs (the analyses ran with `diff-live/exit` at
+    /// the interface), or writing a value some later statement reads
+    /// (`inout/dead`), so that no kept statement reads a dropped one.
+    fn is_live(&mut self, s: &'a Stmt) -> bool {
+        if let Some(&l) = self.live_memo.get(&s.id) {
+            return l;
+        }
+        let mut live = self.a.is_live_for_diff(self.proc, s.id);
+        if !live {
+            live = match &s.kind {
+                StmtKind::If { .. } | StmtKind::Loop { .. } | StmtKind::Switch { .. } | StmtKind::Block(_) => {
+                    let mut inner = Vec::new();
+                    match &s.kind {
+                        StmtKind::If { then, other, .. } => {
+                            inner.extend(then.stmts.iter());
+                            inner.extend(other.iter().flat_map(|o| o.stmts.iter()));
+                        }
+                        StmtKind::Loop { header, body } => {
+                            if let LoopHeader::For { init, step, .. } = header {
+                                inner.extend(init.iter());
+                                inner.extend(step.iter());
+                            }
+                            inner.extend(body.stmts.iter());
+                        }
+                        StmtKind::Switch { cases, .. } => inner.extend(cases.iter().flat_map(|c| c.body.iter())),
+                        StmtKind::Block(b) => inner.extend(b.stmts.iter()),
+                        _ => {}
+                    }
+                    inner.into_iter().any(|t| self.is_live(t))
+                }
+                _ => self.writes_read_later(s),
+            };
+        }
+        self.live_memo.insert(s.id, live);
+        live
     }
 
-    /// Zones whose derivative the caller reads at the exit: active globals.
+    /// Does the statement write a zone that some path after it reads?
+    fn writes_read_later(&self, s: &Stmt) -> bool {
+        let (Some(f), Some(r)) = (self.a.facts.get(&self.proc), self.a.results.get(&self.proc)) else {
+            return true;
+        };
+        let Some(&i) = f.point_of.get(&s.id) else { return false };
+        let writes = &f.points[i].effect.writes;
+        if writes.is_empty() {
+            return false;
+        }
+        // Dead after the point: Dead⁻ of the next point, or of the first
+        // point of every successor block.
+        let block = f.points[i].block as usize;
+        let mut afters: Vec<&Set> = Vec::new();
+        if i + 1 < f.blocks[block].end {
+            afters.push(&r.dead[i + 1]);
+        } else {
+            let mut stack: Vec<u32> = f.succs[block].clone();
+            let mut seen = HashSet::new();
+            while let Some(b) = stack.pop() {
+                if !seen.insert(b) {
+                    continue;
+                }
+                let range = &f.blocks[b as usize];
+                if range.start < range.end {
+                    afters.push(&r.dead[range.start]);
+                } else if f.succs[b as usize].is_empty() {
+                    // The exit: what the caller can see is read there.
+                    return true;
+                } else {
+                    stack.extend(f.succs[b as usize].iter().copied());
+                }
+            }
+            if afters.is_empty() {
+                return true;
+            }
+        }
+        writes.iter().any(|w| afters.iter().any(|d| !d.contains(w)))
+    }
+
+    /// `tangent/expr-active`'s simplification of a derivative expression
+    /// (`spec/simplify.md`).
+    fn simplify(&self, e: Expr) -> Expr {
+        self.simplifier.simplify(&self.out, &e)
+    }
+
+    /// Zones whose derivative the caller reads at the exit: active
+    /// globals varied there, and every scalar target of a pointer
+    /// parameter that has a derivative parameter (the caller may have
+    /// passed it varied; where it is not varied at an exit its derivative
+    /// is zero and is reset so).
     fn exit_needed(&self) -> Set {
-        self.varied
+        let mut out: Set = self
+            .varied
             .exit
             .iter()
             .copied()
             .filter(|z| self.a.diff_zones.contains(z))
             .filter(|&z| {
                 let info = self.a.locs.zone(z);
-                match self.a.locs.object(info.obj).kind {
-                    ObjKind::Var(s) => self.program.sym(s).kind == SymKind::Global,
-                    ObjKind::Target { proc: Some(p), .. } => p == self.proc && !info.atom,
-                    _ => false,
-                }
+                matches!(self.a.locs.object(info.obj).kind, ObjKind::Var(s) if self.program.sym(s).kind == SymKind::Global)
             })
-            .collect()
+            .collect();
+        // Only zones the procedure may write: one it never writes keeps the
+        // caller's derivative, whatever Varied says about it here.
+        let writes: HashSet<Zone> = self
+            .a
+            .summaries
+            .get(&self.proc)
+            .map(|sm| sm.writes.iter().copied().collect())
+            .unwrap_or_default();
+        for (z, info) in self.a.locs.zones.iter().enumerate() {
+            if let ObjKind::Target { proc: Some(p), pointer } = self.a.locs.object(info.obj).kind
+                && p == self.proc
+                && !info.atom
+                && info.real
+                && writes.contains(&(z as Zone))
+                && let ObjKind::Var(ps) = self.a.locs.object(self.a.locs.zone(pointer).obj).kind
+                && self.dsyms.contains_key(&ps)
+            {
+                out.insert(z as Zone);
+            }
+        }
+        out
     }
 
     /// The derivative of a reference or pointer expression, built directly
@@ -1998,6 +2177,21 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         };
         let mut code = self.tag(pre, rule);
         code.extend(self.tag(vec![s], rule));
+        // The callee's result has no derivative (it is passive): where the
+        // caller stores it, the derivative becomes zero.
+        if !self.result_is_diff(callee)
+            && let Val::Expr(r) = result
+            && self.diff.is_diff_ref(&self.out, r)
+            && !is_pointer(&self.out, &r.ty)
+            && self.out.is_real(&r.ty.ty)
+            && self.derivative_needed_after(&Val::Expr(r))
+        {
+            let dr = engine::apply(self.rules, self, "ref", &Val::Expr(r))?.remove(0);
+            let lhs = self.expr_of(&dr)?;
+            let zero = self.real(0.0, lhs.ty.clone());
+            let z = self.mk_stmt(StmtKind::Assign { lhs, rhs: zero, sugar: AssignSugar::Plain });
+            code.extend(self.tag(vec![z], rule));
+        }
         Ok(Val::Code(code))
     }
 
@@ -2256,6 +2450,20 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     let pointer = is_pointer(&self.out, &e.ty);
                     let ty = if pointer {
                         match &e.kind {
+                            // `&w[i]`: the callee may read w[i], w[i+1], ...:
+                            // a zero array as large as w.
+                            ExprKind::AddrOf(r) if matches!(r.kind, ExprKind::Index { .. }) => {
+                                let ExprKind::Index { base, .. } = &r.kind else { unreachable!("matched above") };
+                                match &base.kind {
+                                    ExprKind::Var(v) => match self.out.resolve(&self.program.sym(*v).ty.ty) {
+                                        Type::Array { len: Some(l), .. } if l.value.is_some() => {
+                                            self.types.of(&self.out, &self.program.sym(*v).ty)
+                                        }
+                                        _ => return Err(self.dummy_error(s, i)),
+                                    },
+                                    _ => return Err(self.dummy_error(s, i)),
+                                }
+                            }
                             ExprKind::AddrOf(r) => self.types.of(&self.out, &r.ty),
                             ExprKind::Var(v) => match self.out.resolve(&self.program.sym(*v).ty.ty) {
                                 Type::Array { len: Some(l), .. } if l.value.is_some() => {
