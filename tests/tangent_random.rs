@@ -101,6 +101,9 @@ fn load_text(source: &str) -> Result<Loaded, String> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("random.c");
     std::fs::write(&path, source).expect("writing the program");
+    if let Ok(dump) = std::env::var("AIOLI_DUMP_PROGRAM") {
+        let _ = std::fs::write(dump, source);
+    }
     load(&path, &FrontOptions::default()).map_err(|(s, d)| aioli::front::diag::render(&s, &d))
 }
 

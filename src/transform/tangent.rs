@@ -1628,7 +1628,10 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 match &args[0] {
                     Val::Sym(s) => Val::Sym(self.dsym(*s)),
                     Val::Formal(p, i) => {
+                        // A formal with a derivative parameter has a
+                        // derivative wherever it is used.
                         let s = self.program.proc(*p).params[*i];
+                        self.diff.syms.insert(s);
                         Val::Sym(self.dsym(s))
                     }
                     other => return Err(ApplyError::new(format!("varName of {}", self.describe(other)))),
@@ -2137,6 +2140,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         let Val::Stmt(orig) = node else { return Err(ApplyError::new("'call-d' follows a call")) };
         let mut pre = Vec::new();
+        let mut post = Vec::new();
         let call_result = if self.result_is_diff(callee) {
             let ret = self.program.proc(callee).ret.clone();
             let res = match &result {
@@ -2146,7 +2150,19 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     pre.push(t.1);
                     t.0
                 }
-                v => self.expr_of(v)?,
+                v => {
+                    let r = self.expr_of(v)?;
+                    if self.out.resolve(&r.ty.ty) == self.out.resolve(&ret.ty) {
+                        r
+                    } else {
+                        // Stored with a conversion (a double result into a
+                        // float): the pointer must have the result's type.
+                        let t = self.temp(&ret, "result")?;
+                        pre.push(t.1);
+                        post.push(self.mk_stmt(StmtKind::Assign { lhs: r, rhs: t.0.clone(), sugar: AssignSugar::Plain }));
+                        t.0
+                    }
+                }
             };
             let span = self.span();
             es.push(Expr::new(ExprKind::AddrOf(Box::new(res.clone())), ret.clone().pointer_to(), span));
@@ -2177,6 +2193,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         };
         let mut code = self.tag(pre, rule);
         code.extend(self.tag(vec![s], rule));
+        code.extend(self.tag(post, rule));
         // The callee's result has no derivative (it is passive): where the
         // caller stores it, the derivative becomes zero.
         if !self.result_is_diff(callee)
