@@ -675,7 +675,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 self.a.locs.object_zones(o).any(|z| after.contains(&z))
             }
             Val::Expr(e) => {
-                if is_pointer(&self.out, &e.ty) {
+                // Implicit zeros only for whole scalar variables: a field or
+                // a pointed-to value may be read later through its aggregate
+                // (a struct passed by value), which would see a stale part.
+                if is_pointer(&self.out, &e.ty) || !matches!(e.kind, ExprKind::Var(_)) {
                     return self.diff.is_diff_ref(&self.out, e);
                 }
                 let after = self.active_after();
