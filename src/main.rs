@@ -283,6 +283,12 @@ fn tangent(
             return ExitCode::from(1);
         }
     };
+    // The analyses' warnings (possible aliasing, uninitialised reads, heads
+    // without dependence) concern the derivatives too.
+    let warnings = analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Tangent).warnings;
+    for w in &warnings {
+        eprint!("{}", diag::render(&loaded.sources, w));
+    }
     let text = match tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts) {
         Ok(t) => t,
         Err(d) => {

@@ -149,7 +149,15 @@ fn check(kind: Kind, seed: u64, n: usize, point: u64) -> Result<(), TestCaseErro
     let opts = TangentOptions::default();
     let rules = load_rules(&opts).map_err(|e| TestCaseError::fail(format!("rules: {e:?}")))?;
     let a = analyze_for(program, std::slice::from_ref(&head), Mode::Tangent);
-    let out = tangent_program(&a, &rules, &opts).map_err(|d| {
+    let out = tangent_program(&a, &rules, &opts);
+    // A clear refusal is a right answer: the generator sometimes passes
+    // one buffer as two pointer arguments (`f(y, &y[0])`), which aioli
+    // refuses to differentiate (`tangent/...` refusal, tested in
+    // tests/tangent.rs). Such programs are discarded, not failed.
+    if let Err(d) = &out {
+        prop_assume!(!d.message.contains("arguments overlap"));
+    }
+    let out = out.map_err(|d| {
         TestCaseError::fail(format!(
             "the tangent mode fails: {}: {}\n{}",
             loaded.sources.location(d.span),

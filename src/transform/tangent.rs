@@ -146,6 +146,34 @@ pub fn tangent_full(
             "nothing to differentiate: no head procedure has a body",
         ));
     }
+    // `warn/alias` at an active call where two arguments are certainly the
+    // same address (`f(y, &y[0])`): the callee was analysed as if they did
+    // not overlap, so its derivative would be wrong. Refused. A may-alias
+    // that the pointer analysis cannot rule out (buffers swapped in a
+    // loop) stays a warning.
+    for &p in &diff_procs {
+        let Some(f) = a.facts.get(&p) else { continue };
+        for (&i, site) in &f.calls {
+            let stmt = f.points[i].kind.stmt();
+            if site.callee.is_some()
+                && a.is_active_call(p, stmt.id)
+                && same_address_twice(stmt)
+                && let Some(w) = a
+                    .warnings
+                    .iter()
+                    .find(|w| w.span == stmt.span && w.message.contains("may designate the same memory"))
+            {
+                return Err(Diagnostic::error(
+                    w.span,
+                    format!(
+                        "{}; this call is active, and aioli does not differentiate calls whose \
+                         arguments overlap (pass separate buffers, or copy one argument first)",
+                        w.message.split(';').next().unwrap_or(&w.message)
+                    ),
+                ));
+            }
+        }
+    }
     let mut dprocs = HashMap::new();
     for &p in &diff_procs {
         let orig = program.proc(p);
@@ -1131,6 +1159,33 @@ fn calls_digamma(e: &Expr) -> bool {
     }
 }
 
+/// Does a call pass the same address twice (`y` and `&y[0]`, `p + 1` and
+/// `&p[1]`)?
+fn same_address_twice(s: &Stmt) -> bool {
+    fn address(e: &Expr) -> Option<(SymId, i64)> {
+        match &e.kind {
+            ExprKind::Var(v) => Some((*v, 0)),
+            ExprKind::Cast { arg, .. } => address(arg),
+            ExprKind::AddrOf(r) => match &r.kind {
+                ExprKind::Index { base, index } => match (&base.kind, &index.kind) {
+                    (ExprKind::Var(v), ExprKind::IntConst { value, .. }) => Some((*v, *value)),
+                    _ => None,
+                },
+                ExprKind::Var(v) => Some((*v, 0)),
+                _ => None,
+            },
+            ExprKind::Binary { op: BinOp::Add, lhs, rhs } => match (&lhs.kind, &rhs.kind) {
+                (ExprKind::Var(v), ExprKind::IntConst { value, .. }) => Some((*v, *value)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let StmtKind::Call { args, .. } = &s.kind else { return false };
+    let addrs: Vec<_> = args.iter().filter_map(address).collect();
+    addrs.iter().enumerate().any(|(i, a)| addrs[i + 1..].contains(a))
+}
+
 fn pointee_of(program: &Program, ty: &QualType) -> Option<QualType> {
     match program.resolve(&ty.ty) {
         Type::Pointer(t) => Some((**t).clone()),
@@ -1953,13 +2008,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                             inner.extend(then.stmts.iter());
                             inner.extend(other.iter().flat_map(|o| o.stmts.iter()));
                         }
-                        StmtKind::Loop { header, body } => {
-                            if let LoopHeader::For { init, step, .. } = header {
-                                inner.extend(init.iter());
-                                inner.extend(step.iter());
-                            }
-                            inner.extend(body.stmts.iter());
-                        }
+                        // The loop control is needed only if the body is.
+                        StmtKind::Loop { body, .. } => inner.extend(body.stmts.iter()),
                         StmtKind::Switch { cases, .. } => inner.extend(cases.iter().flat_map(|c| c.body.iter())),
                         StmtKind::Block(b) => inner.extend(b.stmts.iter()),
                         _ => {}
