@@ -297,6 +297,10 @@ fn explained_output_snapshots() {
     }
 }
 
+/// `tangent/output`, `tangent/names`, `tangent/types`, `tangent/terms`: the
+/// output of every fixture is valid C under `-Wall -Wextra -Werror` and
+/// links with the original translation unit (`tangent/reset-merge` is
+/// checked numerically by `tests/tangent_dual.rs`).
 #[test]
 fn output_compiles_without_warnings_and_links_with_the_original() {
     let work = tempfile::tempdir().unwrap();

@@ -1,8 +1,7 @@
 //! Tangent mode (`spec/tangent.md`): the rules of `rules/tangent/*.rules`
 //! applied to the IL by the engine, with this module as their host.
 //!
-//! The host shows IL nodes to the rules as terms (`spec/tangent.md`,
-//! "Terms"), answers their guards from the analyses, and builds the IL the
+//! The host shows IL nodes to the rules as terms (`tangent/terms`), answers their guards from the analyses, and builds the IL the
 //! rules' templates describe: derivative variables and procedures, typed
 //! expressions, statements with provenance. Then it assembles the output
 //! translation unit (`tangent/output`): the original's types and
@@ -687,7 +686,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
     }
 
-    /// `tangent/assign-live-implicit`: is the derivative of the reference
+    /// `tangent/assign-live-implicit-zero`: is the derivative of the reference
     /// needed after the statement? Pointers always follow their primal.
     fn derivative_needed_after(&self, v: &Val<'a>) -> bool {
         if !self.opts.implicit_zero {
