@@ -11,7 +11,7 @@ mod common;
 use aioli::analysis::{Mode, analyze_for, head::parse_head};
 use aioli::check::domain::Domain;
 use aioli::check::tangent::{TangentCheckOptions, check_tangent};
-use aioli::front::{self, source::SourceMap};
+use aioli::front;
 use aioli::transform::tangent::{TangentOptions, load_rules, tangent, tangent_trace};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -144,7 +144,6 @@ const EXPECTED_REFUSALS: &[(&str, &str)] = &[];
 
 struct Generated {
     program: aioli::il::Program,
-    sources: SourceMap,
     heads: Vec<aioli::analysis::head::Head>,
     text: String,
     trace: BTreeSet<String>,
@@ -161,7 +160,7 @@ fn generate(path: &Path, explain: bool) -> Result<Generated, String> {
     let (_, trace) = tangent_trace(&a, &rules, &opts).map_err(|d| front::diag::render(&loaded.sources, &d))?;
     let text = tangent(&loaded.program, &loaded.sources, std::slice::from_ref(&head), &rules, &opts)
         .map_err(|d| front::diag::render(&loaded.sources, &d))?;
-    Ok(Generated { program: loaded.program, sources: loaded.sources, heads: vec![head], text, trace })
+    Ok(Generated { program: loaded.program, heads: vec![head], text, trace })
 }
 
 fn fixtures() -> Vec<PathBuf> {
@@ -386,9 +385,6 @@ fn refused_fixtures_are_refused_with_a_message() {
         }
     }
 }
-
-#[allow(dead_code)]
-fn unused(_: &SourceMap) {}
 
 #[test]
 fn one_buffer_passed_twice_to_an_active_call_is_refused() {

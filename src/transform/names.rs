@@ -73,7 +73,7 @@ impl DiffSets {
                 };
                 crate::il::visit_stmts(&body.stmts, &mut |s| {
                     for e in stmt_exprs(s) {
-                        deref_bases(program, e, &mut |b| {
+                        deref_bases(e, &mut |b| {
                             if reaches_diff(b)
                                 && let Some(root) = root_sym(b)
                             {
@@ -169,11 +169,8 @@ fn alloc_elem(
 fn mark_path(program: &Program, ty: &QualType, path: &[usize], out: &mut HashSet<(StructId, usize)>) {
     let mut ty = ty.ty.clone();
     for &i in path {
-        loop {
-            match program.resolve(&ty).clone() {
-                Type::Array { elem, .. } | Type::Pointer(elem) => ty = elem.ty,
-                _ => break,
-            }
+        while let Type::Array { elem, .. } | Type::Pointer(elem) = program.resolve(&ty).clone() {
+            ty = elem.ty;
         }
         let Type::Struct(s) = program.resolve(&ty).clone() else { return };
         out.insert((s, i));
@@ -183,35 +180,35 @@ fn mark_path(program: &Program, ty: &QualType, path: &[usize], out: &mut HashSet
 }
 
 /// Calls `f` on every reference a dereference or index goes through.
-fn deref_bases<'e>(program: &Program, e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
+fn deref_bases<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
     match &e.kind {
         ExprKind::Index { base, index } => {
             f(e);
-            deref_bases(program, base, f);
-            deref_bases(program, index, f);
+            deref_bases(base, f);
+            deref_bases(index, f);
         }
         ExprKind::Deref(p) => {
             f(e);
-            deref_bases(program, p, f);
+            deref_bases(p, f);
         }
         ExprKind::Field { base, .. } => {
             f(e);
-            deref_bases(program, base, f);
+            deref_bases(base, f);
         }
         ExprKind::AddrOf(x) | ExprKind::Cast { arg: x, .. } | ExprKind::Unary { arg: x, .. } => {
-            deref_bases(program, x, f)
+            deref_bases(x, f)
         }
         ExprKind::SizeOfExpr(_) => {}
         ExprKind::Binary { lhs, rhs, .. } => {
-            deref_bases(program, lhs, f);
-            deref_bases(program, rhs, f);
+            deref_bases(lhs, f);
+            deref_bases(rhs, f);
         }
         ExprKind::Cond { cond, then, other } => {
-            deref_bases(program, cond, f);
-            deref_bases(program, then, f);
-            deref_bases(program, other, f);
+            deref_bases(cond, f);
+            deref_bases(then, f);
+            deref_bases(other, f);
         }
-        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|a| deref_bases(program, a, f)),
+        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|a| deref_bases(a, f)),
         _ => {}
     }
 }

@@ -235,7 +235,7 @@ pub fn tangent_full(
     info.procs = host.dprocs.clone();
     info.structs = host.types.structs.clone();
     let mut out = host.finish(&diff_procs, new_type_items);
-    for (_, p) in out.procs.iter_mut().enumerate() {
+    for p in out.procs.iter_mut() {
         if let Some(b) = &mut p.body {
             let mut n = 0;
             renumber(&mut b.stmts, &mut n);
@@ -576,11 +576,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 
     fn var(&self, s: SymId) -> Expr {
         let sym = &self.out.symbols[s.index()];
-        let ty = match &sym.ty.ty {
-            // An array parameter is a pointer in expressions.
-            _ => sym.ty.clone(),
-        };
-        Expr::new(ExprKind::Var(s), ty, self.span())
+        Expr::new(ExprKind::Var(s), sym.ty.clone(), self.span())
     }
 
     fn real(&self, x: f64, ty: QualType) -> Expr {
@@ -746,7 +742,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             if p != self.proc || !pinfo.path.is_empty() {
                 return None;
             }
-            let Some(&d) = self.dsyms.get(&ps) else { return None };
+            let &d = self.dsyms.get(&ps)?;
             let pd = self.var(d);
             let Type::Pointer(t) = self.out.resolve(&pd.ty.ty).clone() else { return None };
             let span = self.span();
@@ -1594,7 +1590,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let mut out: Vec<Stmt> = Vec::new();
                 let mut first = true;
                 for d in decls {
-                    let base = leaf_type(&self.out, &self.out.symbols[d.sym.index()].ty);
+                    let base = leaf_type(&self.out.symbols[d.sym.index()].ty);
                     let extend = matches!(out.last(), Some(Stmt { kind: StmtKind::Decl { base: b, .. }, .. }) if *b == base);
                     if extend {
                         if let Some(Stmt { kind: StmtKind::Decl { vars, .. }, .. }) = out.last_mut() {
@@ -1975,9 +1971,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
 
 /// The base type of a declaration: the type without its pointer and array
 /// declarators.
-fn leaf_type(program: &Program, ty: &QualType) -> QualType {
+fn leaf_type(ty: &QualType) -> QualType {
     match &ty.ty {
-        Type::Pointer(t) | Type::Array { elem: t, .. } => leaf_type(program, t),
+        Type::Pointer(t) | Type::Array { elem: t, .. } => leaf_type(t),
         _ => ty.clone(),
     }
 }
@@ -2286,7 +2282,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         });
         self.out.scopes[body_scope.index()].vars.insert(name, id);
         let d = self.mk_stmt(StmtKind::Decl {
-            base: leaf_type(&self.out, ty),
+            base: leaf_type(ty),
             storage: Storage::Auto,
             vars: vec![Declarator { sym: id, init: None }],
         });
