@@ -65,15 +65,18 @@ struct Generated {
 }
 
 fn generate(path: &Path) -> Result<Generated, String> {
+    generate_with(path, &TangentOptions::default())
+}
+
+fn generate_with(path: &Path, opts: &TangentOptions) -> Result<Generated, String> {
     let cfg = common::config(path);
     let dir = path.parent().unwrap();
     let loaded = front::load(path, &common::front_options(&cfg.flags, dir))
         .map_err(|(s, d)| front::diag::render(&s, &d))?;
     let head = parse_head(&loaded.program, &cfg.head)?;
-    let opts = TangentOptions::default();
-    let rules = load_rules(&opts).map_err(|e| e.to_string())?;
+    let rules = load_rules(opts).map_err(|e| e.to_string())?;
     let a = analyze_for(&loaded.program, std::slice::from_ref(&head), Mode::Tangent);
-    let (scalar, _, info) = tangent_full(&a, &rules, &opts).map_err(|d| {
+    let (scalar, _, info) = tangent_full(&a, &rules, opts).map_err(|d| {
         format!(
             "scalar tangent: {}",
             front::diag::render(&loaded.sources, &d)
@@ -1048,6 +1051,131 @@ fn compare_text(name: &str, c: &str) -> Result<(String, usize), String> {
     let text = aioli::back::print_c(&g.vector, &g.sources);
     let n = compare(&path, &g, dir.path())?;
     Ok((text, n))
+}
+
+/// `tangent/vector-loop` with the tangent's options: every derivative kept
+/// explicit (`--no-implicit-zero`) and rule IDs as comments (`--explain`,
+/// whose comments must survive the regrouping).
+#[test]
+fn vector_tangent_follows_the_tangent_options() {
+    let work = tempfile::tempdir().unwrap();
+    let opts = TangentOptions {
+        explain: true,
+        implicit_zero: false,
+        ..TangentOptions::default()
+    };
+    let mut failures = Vec::new();
+    for name in [
+        "fig7",
+        "fig8",
+        "if_nested",
+        "switch_fallthrough",
+        "struct_array",
+        "void_outputs",
+    ] {
+        let f = common::fixture_dir("tangent").join(format!("{name}.c"));
+        let result = generate_with(&f, &opts).and_then(|g| {
+            let text = aioli::back::print_c(&g.vector, &g.sources);
+            if !text.contains("/* tangent/") {
+                return Err("the rule IDs are lost".into());
+            }
+            compare(&f, &g, work.path())
+        });
+        if let Err(e) = result {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Constructs the corpus does not combine: a derivative initialisation in
+/// a `for` header (`tangent/vector-loop`), nested structs with array fields
+/// copied whole and through `?:` (`tangent/vector-aggregate`), a struct
+/// result ignored (`tangent/vector-call`'s `aioli_resultd`), a `float`
+/// actual for a `double` parameter, a derivative global in a `do` loop,
+/// pointer walking, a partial initialiser list.
+#[test]
+fn constructs_beyond_the_corpus_agree() {
+    let t1 = "// aioli: head='t1(y)/(x)' domain='n=4 x[4]=[0.5,1.5] y[3]=[0,0]'\n\
+              #include <math.h>\n\
+              typedef struct { double v[3]; double w; } V;\n\
+              typedef struct { V a[2]; int k; } W;\n\
+              static V mk(double s) { V r; r.v[0] = s; r.v[1] = 2.0 * s; r.v[2] = s * s; r.w = sqrt(s); return r; }\n\
+              static double sc(float f) { return (double)f * 2.0; }\n\
+              double gsum;\n\
+              void t1(int n, const double *x, double *y)\n\
+              {\n\
+                  double s;\n\
+                  int i;\n\
+                  for (s = 0.0, i = 0; i < n; i++) s += x[i] * x[i];\n\
+                  V a = mk(s);\n\
+                  W w;\n\
+                  w.a[0] = a;\n\
+                  w.a[1] = mk(x[1]);\n\
+                  W w2 = w;\n\
+                  V b = x[0] > 0.7 ? w2.a[0] : w2.a[1];\n\
+                  (void)mk(x[2]);\n\
+                  float f = (float)x[3];\n\
+                  double t = sc(f);\n\
+                  switch (n) {\n\
+                  case 4: y[0] = b.v[0] * t; /* fall through */\n\
+                  case 3: y[0] += b.v[2]; break;\n\
+                  default: y[0] = 0.0;\n\
+                  }\n\
+                  i = 0;\n\
+                  while (i < 2) { y[1] = y[1] * 0.5 + w2.a[i].w; i++; }\n\
+                  do { y[2] = y[2] + gsum * x[0]; gsum = gsum + x[1]; } while (y[2] < 1.0);\n\
+              }\n";
+    let (text, n) = compare_text("t1", t1).unwrap();
+    assert!(n > 0);
+    assert!(
+        text.contains("mk_dv(x[2], xd[2], &aioli_resultd, &result, nbdirs);"),
+        "{text}"
+    );
+    assert!(
+        text.contains("wd.a[0].v[ii1][nd] = ad.v[ii1][nd];"),
+        "{text}"
+    );
+    assert!(
+        text.contains("bd.w[nd] = x[0] > 0.7 ? w2d.a[0].w[nd] : w2d.a[1].w[nd];"),
+        "{text}"
+    );
+    let t2 = "// aioli: head='t2(t2)/(x)' domain='x[3]=[0.5,1.5]'\n\
+              static double sq(double a) { return a * a; }\n\
+              double t2(double *x)\n\
+              {\n\
+                  double *p = x;\n\
+                  double acc = 0.0;\n\
+                  for (int i = 0; i < 3; i++) { acc += sq(*p) + sq(2.0); p++; }\n\
+                  double z[2] = {acc};\n\
+                  return z[0] + sq(z[1] + x[0]);\n\
+              }\n";
+    let (text, n) = compare_text("t2", t2).unwrap();
+    assert!(n > 0);
+    assert!(text.contains("double t2d[NBDIRSMAX]"), "{text}");
+}
+
+/// `tangent/vector-decl`: a static derivative keeps its once-only zero
+/// initialisation (static storage), rather than a reset at every call.
+#[test]
+fn static_derivatives_are_not_reset_at_each_call() {
+    let c = "// aioli: head='t3(y)/(x)' domain='x[2]=[0.5,1.5] y[2]=[0,0]'\n\
+             void t3(const double *x, double *y)\n\
+             {\n\
+                 static double acc = 0.0;\n\
+                 acc = acc + x[0];\n\
+                 y[0] = acc * x[1];\n\
+             }\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t3.c");
+    std::fs::write(&path, c).unwrap();
+    let g = generate(&path).unwrap();
+    let text = aioli::back::print_c(&g.vector, &g.sources);
+    assert!(
+        text.contains("static double accd[NBDIRSMAX], acc = 0.0;"),
+        "{text}"
+    );
+    assert!(!text.contains("accd[nd] = 0.0;"), "{text}");
 }
 
 /// `tangent/vector-names`: `nd`, `nbdirs` and `f_dv` already taken get the

@@ -934,7 +934,7 @@ impl<'i> Vectorizer<'i> {
                             b.span,
                         )
                     };
-                    let r = rhs.map(field);
+                    let r = rhs.map(|r| project(r, &field));
                     out.extend(self.leaves(&field(lhs), r.as_ref(), &fty, part, depth)?);
                 }
                 out
@@ -955,7 +955,7 @@ impl<'i> Vectorizer<'i> {
                         b.span,
                     )
                 };
-                let r = rhs.map(index);
+                let r = rhs.map(|r| project(r, &index));
                 let body = self.leaves(&index(lhs), r.as_ref(), &elem, part, depth + 1)?;
                 if body.is_empty() {
                     Vec::new()
@@ -966,6 +966,17 @@ impl<'i> Vectorizer<'i> {
             }
             _ => Vec::new(),
         })
+    }
+
+    /// Can an aggregate derivative be copied leaf by leaf from `e`: a
+    /// derivative reference, or a `?:` between such?
+    fn is_aggregate_source(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Cond { then, other, .. } => {
+                self.is_aggregate_source(then) && self.is_aggregate_source(other)
+            }
+            _ => self.is_dref(e) && crate::il::validate::is_reference(e),
+        }
     }
 
     /// A copy or zero fill of an aggregate derivative: its pointer leaves
@@ -1002,11 +1013,7 @@ impl<'i> Vectorizer<'i> {
                 let v = self.dir_stmt(&s)?;
                 out.push(Piece::Dir(v));
             }
-            Init::Expr(e)
-                if self.struct_of(ty).is_some()
-                    && self.is_dref(e)
-                    && crate::il::validate::is_reference(e) =>
-            {
+            Init::Expr(e) if self.struct_of(ty).is_some() && self.is_aggregate_source(e) => {
                 self.aggregate(lhs, Some(e), ty, out)?;
             }
             Init::Expr(e) => {
@@ -1114,24 +1121,19 @@ impl<'i> Vectorizer<'i> {
                         rhs: r,
                         sugar: *sugar,
                     }));
-                } else if self.struct_of(&lhs.ty).is_some()
-                    && self.is_dref(rhs)
-                    && crate::il::validate::is_reference(rhs)
-                {
+                } else if self.struct_of(&lhs.ty).is_some() && self.is_aggregate_source(rhs) {
                     let mut pieces = Vec::new();
                     self.aggregate(lhs, Some(rhs), &lhs.ty.clone(), &mut pieces)?;
                     attach_comments(s, &mut pieces);
                     out.extend(pieces);
                 } else {
-                    // A whole struct from a non-reference (`c ? ad : bd`):
-                    // copied as a value, every direction at once.
-                    let l = self.retype(lhs)?;
-                    let r = self.vexpr(rhs, false)?;
-                    out.push(plain(StmtKind::Assign {
-                        lhs: l,
-                        rhs: r,
-                        sugar: *sugar,
-                    }));
+                    // A whole-value copy would also copy the directions
+                    // beyond `nbdirs`, which the caller may own.
+                    return Err(
+                        "a derivative aggregate assigned from an expression of a form \
+                         the vector mode does not handle"
+                            .into(),
+                    );
                 }
             }
             StmtKind::Assign { lhs, rhs, sugar } => {
@@ -1391,6 +1393,25 @@ impl<'i> Vectorizer<'i> {
             }
             let sty = self.scalar_type(d.sym);
             match &d.init {
+                // A static local is initialised once, before the program
+                // runs, and static storage starts at zero in every
+                // direction: a per-call loop would reset it.
+                Some(init)
+                    if self.dsyms.contains(&d.sym)
+                        && !self.is_ptr(&sty)
+                        && storage == Storage::Static =>
+                {
+                    if !is_zero_init(init) {
+                        return Err(format!(
+                            "the static derivative '{}' has a non-zero initialiser",
+                            self.p.sym(d.sym).name
+                        ));
+                    }
+                    current.push(Declarator {
+                        sym: d.sym,
+                        init: None,
+                    });
+                }
                 Some(init) if self.dsyms.contains(&d.sym) && !self.is_ptr(&sty) => {
                     current.push(Declarator {
                         sym: d.sym,
@@ -1531,7 +1552,7 @@ impl<'i> Vectorizer<'i> {
             // A struct result comes back through a pointer.
             let p = self.mk(ExprKind::Var(fd), fty.clone().pointer_to());
             let lhs = self.mk(ExprKind::Deref(Box::new(p)), fty.clone());
-            if self.is_dref(e) && crate::il::validate::is_reference(e) {
+            if self.is_aggregate_source(e) {
                 self.aggregate(&lhs, Some(e), &fty, &mut pieces)?;
             } else {
                 let set = self.assign(lhs, e.clone());
@@ -1769,6 +1790,31 @@ impl<'i> Vectorizer<'i> {
                 self.p.items.insert(first, item);
             }
         }
+    }
+}
+
+/// A part (`step`: a field or an element) of an aggregate value: of the
+/// reference itself, or of both branches of a `?:` choosing between
+/// references, so that `(c ? ad : bd).re[nd]` is written `c ? ad.re[nd] :
+/// bd.re[nd]`.
+fn project(e: &Expr, step: &impl Fn(&Expr) -> Expr) -> Expr {
+    match &e.kind {
+        ExprKind::Cond { cond, then, other } => {
+            let t = project(then, step);
+            let o = project(other, step);
+            let ty = t.ty.clone();
+            Expr {
+                kind: ExprKind::Cond {
+                    cond: cond.clone(),
+                    then: Box::new(t),
+                    other: Box::new(o),
+                },
+                ty,
+                span: e.span,
+                parens: e.parens,
+            }
+        }
+        _ => step(e),
     }
 }
 
