@@ -13,4 +13,5 @@ pub mod il;
 pub mod interp;
 pub mod simplify;
 pub mod engine;
+pub mod runtime;
 pub mod transform;

@@ -176,12 +176,18 @@ fn main() -> ExitCode {
             json,
             pp,
         } => analyze(&file, &head, json, &pp),
-        Command::Runtime { .. } => {
-            eprintln!(
-                "aioli: error: 'runtime' is not implemented yet (the adjoint mode is not built)"
-            );
-            ExitCode::from(1)
-        }
+        Command::Runtime { out } => match aioli::runtime::write(&out) {
+            Ok(paths) => {
+                for p in paths {
+                    eprintln!("aioli: wrote {}", p.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{}: error: cannot write the runtime: {e}", out.display());
+                ExitCode::from(1)
+            }
+        },
     }
 }
 
@@ -258,10 +264,6 @@ fn tangent(
     let Some(parsed) = parse_heads(file, &loaded.program, heads) else {
         return ExitCode::from(1);
     };
-    if vector {
-        eprintln!("aioli: error: '--vector' is not implemented yet");
-        return ExitCode::from(1);
-    }
     let mut opts = TangentOptions {
         explain: rule_opts.explain,
         implicit_zero: !rule_opts.no_implicit_zero,
@@ -289,7 +291,14 @@ fn tangent(
     for w in &warnings {
         eprint!("{}", diag::render(&loaded.sources, w));
     }
-    let text = match tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts) {
+    // `--vector`: the scalar tangent, vectorized (`tangent/vector-loop`),
+    // written to FILE_dv.c.
+    let generated = if vector {
+        aioli::transform::vector::vector_tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts)
+    } else {
+        tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts)
+    };
+    let text = match generated {
         Ok(t) => t,
         Err(d) => {
             eprint!("{}", diag::render(&loaded.sources, &d));
@@ -298,7 +307,8 @@ fn tangent(
     };
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let dir = out.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-    let path = dir.join(format!("{stem}_d.c"));
+    let suffix = if vector { "_dv" } else { "_d" };
+    let path = dir.join(format!("{stem}{suffix}.c"));
     if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| write_atomically(&path, &text)) {
         eprintln!("{}: error: cannot write: {e}", path.display());
         return ExitCode::from(1);

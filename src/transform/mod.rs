@@ -4,3 +4,4 @@
 pub mod names;
 pub mod tangent;
 pub mod varied;
+pub mod vector;
