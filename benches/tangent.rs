@@ -32,14 +32,25 @@ fn rt_of(path: &Path, work: &Path) -> Result<Option<(f64, f64)>, String> {
     let head = parse_head(&loaded.program, &cfg.head)?;
     let opts = TangentOptions::default();
     let rules = load_rules(&opts).map_err(|e| e.to_string())?;
-    let text = tangent(&loaded.program, &loaded.sources, std::slice::from_ref(&head), &rules, &opts)
-        .map_err(|d| d.message)?;
+    let text = tangent(
+        &loaded.program,
+        &loaded.sources,
+        std::slice::from_ref(&head),
+        &rules,
+        &opts,
+    )
+    .map_err(|d| d.message)?;
     let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
     let out = work.join(format!("{stem}_d.c"));
     std::fs::write(&out, text).map_err(|e| e.to_string())?;
     let domain = Domain::parse(&cfg.domain).map_err(|e| e.to_string())?;
-    let options = TangentCheckOptions { points: 1, time_budget_ms: 300, ..TangentCheckOptions::default() };
-    let r = check_tangent(path, &loaded.program, &head, &domain, &out, &options).map_err(|e| e.to_string())?;
+    let options = TangentCheckOptions {
+        points: 1,
+        time_budget_ms: 300,
+        ..TangentCheckOptions::default()
+    };
+    let r = check_tangent(path, &loaded.program, &head, &domain, &out, &options)
+        .map_err(|e| e.to_string())?;
     Ok(match (r.r_t, r.time_f) {
         (Some(rt), Some(tf)) => Some((rt, tf)),
         _ => None,
@@ -71,16 +82,24 @@ fn tool_seconds(lines: usize) -> Result<(usize, f64), String> {
     let opts = TangentOptions::default();
     let rules = load_rules(&opts).map_err(|e| e.to_string())?;
     let a = analyze_for(program, &heads, Mode::Tangent);
-    let out = aioli::transform::tangent::tangent_program(&a, &rules, &opts).map_err(|d| d.message)?;
+    let out =
+        aioli::transform::tangent::tangent_program(&a, &rules, &opts).map_err(|d| d.message)?;
     let text = aioli::back::print_c(&out, &loaded.sources);
     std::hint::black_box(text);
     Ok((actual, start.elapsed().as_secs_f64()))
 }
 
 fn main() {
-    if std::env::var("AIOLI_BENCH_RT").map(|v| v != "0").unwrap_or(true) {
+    if std::env::var("AIOLI_BENCH_RT")
+        .map(|v| v != "0")
+        .unwrap_or(true)
+    {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tangent");
-        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.path()).collect();
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
         files.retain(|p| p.extension().is_some_and(|e| e == "c"));
         files.sort();
         let work = tempfile::tempdir().unwrap();
@@ -93,7 +112,10 @@ fn main() {
                     println!("{name:<24} {:>12.2} {rt:>8.2}", tf * 1e6);
                     ratios.push(rt);
                 }
-                Ok(Some((rt, tf))) => println!("{name:<24} {:>12.3} {rt:>8.2}  (too small to count)", tf * 1e6),
+                Ok(Some((rt, tf))) => println!(
+                    "{name:<24} {:>12.3} {rt:>8.2}  (too small to count)",
+                    tf * 1e6
+                ),
                 Ok(None) => println!("{name:<24} {:>12} {:>8}", "-", "-"),
                 Err(e) => println!("{name:<24} error: {e}"),
             }
@@ -101,7 +123,10 @@ fn main() {
         ratios.sort_by(f64::total_cmp);
         if !ratios.is_empty() {
             let median = ratios[ratios.len() / 2];
-            println!("fixtures doing real work: {}; median R_t = {median:.2}", ratios.len());
+            println!(
+                "fixtures doing real work: {}; median R_t = {median:.2}",
+                ratios.len()
+            );
             println!("tangent_median_rt={median:.3}");
         }
     }
@@ -109,7 +134,10 @@ fn main() {
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![1_000, 10_000, 50_000]);
-    println!("{:>8}  {:>10}  {:>14}", "lines", "tangent s", "s per 1K lines");
+    println!(
+        "{:>8}  {:>10}  {:>14}",
+        "lines", "tangent s", "s per 1K lines"
+    );
     for &size in &sizes {
         match tool_seconds(size) {
             Ok((lines, s)) => {

@@ -9,9 +9,9 @@ pub mod check;
 pub mod front;
 // `gen` is a reserved keyword in Rust 2024, hence the raw identifier.
 pub mod cgen;
+pub mod engine;
 pub mod il;
 pub mod interp;
-pub mod simplify;
-pub mod engine;
 pub mod runtime;
+pub mod simplify;
 pub mod transform;

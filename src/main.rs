@@ -234,7 +234,11 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
     ExitCode::SUCCESS
 }
 
-fn parse_heads(file: &Path, program: &aioli::il::Program, heads: &[String]) -> Option<Vec<analysis::head::Head>> {
+fn parse_heads(
+    file: &Path,
+    program: &aioli::il::Program,
+    heads: &[String],
+) -> Option<Vec<analysis::head::Head>> {
     let mut parsed = Vec::new();
     for h in heads {
         match analysis::parse_head(program, h) {
@@ -287,14 +291,21 @@ fn tangent(
     };
     // The analyses' warnings (possible aliasing, uninitialised reads, heads
     // without dependence) concern the derivatives too.
-    let warnings = analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Tangent).warnings;
+    let warnings =
+        analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Tangent).warnings;
     for w in &warnings {
         eprint!("{}", diag::render(&loaded.sources, w));
     }
     // `--vector`: the scalar tangent, vectorized (`tangent/vector-loop`),
     // written to FILE_dv.c.
     let generated = if vector {
-        aioli::transform::vector::vector_tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts)
+        aioli::transform::vector::vector_tangent(
+            &loaded.program,
+            &loaded.sources,
+            &parsed,
+            &rules,
+            &opts,
+        )
     } else {
         tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts)
     };
@@ -305,8 +316,13 @@ fn tangent(
             return ExitCode::from(1);
         }
     };
-    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let dir = out.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
     let suffix = if vector { "_dv" } else { "_d" };
     let path = dir.join(format!("{stem}{suffix}.c"));
     if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| write_atomically(&path, &text)) {
@@ -319,7 +335,13 @@ fn tangent(
 
 /// `aioli check`: differentiates into a scratch directory and validates
 /// the result numerically (CONTRACT §6).
-fn check(file: &Path, heads: &[String], mode: CheckMode, domain: Option<&str>, pp: &Preprocessing) -> ExitCode {
+fn check(
+    file: &Path,
+    heads: &[String],
+    mode: CheckMode,
+    domain: Option<&str>,
+    pp: &Preprocessing,
+) -> ExitCode {
     use aioli::check::domain::Domain;
     use aioli::check::tangent::{TangentCheckOptions, check_tangent};
     use aioli::transform::tangent::{TangentOptions, load_rules, tangent};
@@ -333,7 +355,9 @@ fn check(file: &Path, heads: &[String], mode: CheckMode, domain: Option<&str>, p
     let domain_text = match domain {
         Some(d) => d.to_string(),
         None => {
-            let first = std::fs::read_to_string(file).ok().and_then(|t| t.lines().next().map(str::to_string));
+            let first = std::fs::read_to_string(file)
+                .ok()
+                .and_then(|t| t.lines().next().map(str::to_string));
             match first.map(|l| aioli::check::pragma::parse_pragma(&l)) {
                 Some(Ok(aioli::check::pragma::Pragma::Valid(c))) => c.domain,
                 _ => {
@@ -373,9 +397,13 @@ fn check(file: &Path, heads: &[String], mode: CheckMode, domain: Option<&str>, p
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let dir = std::env::temp_dir().join(format!("aioli-check-{}-{stamp}", std::process::id()));
-    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tangent_path = dir.join(format!("{stem}_d.c"));
-    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&tangent_path, &text)) {
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&tangent_path, &text))
+    {
         eprintln!("{}: error: cannot write: {e}", tangent_path.display());
         return ExitCode::from(1);
     }
@@ -407,7 +435,11 @@ fn check(file: &Path, heads: &[String], mode: CheckMode, domain: Option<&str>, p
         all_passed = false;
     }
     let _ = std::fs::remove_dir_all(&dir);
-    if all_passed { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if all_passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// Does a procedure (or anything it calls) hold `float` values?
@@ -435,16 +467,18 @@ fn uses_single_precision(program: &aioli::il::Program, proc: aioli::il::ProcId) 
     program.symbols.iter().any(|s| {
         is_float(program, &s.ty.ty)
             && (scopes.contains(&s.scope)
-                || seen.iter().any(|p| program.proc(*p).body.as_ref().is_some_and(|b| {
-                    let mut sc = Some(s.scope);
-                    while let Some(x) = sc {
-                        if x == b.scope {
-                            return true;
+                || seen.iter().any(|p| {
+                    program.proc(*p).body.as_ref().is_some_and(|b| {
+                        let mut sc = Some(s.scope);
+                        while let Some(x) = sc {
+                            if x == b.scope {
+                                return true;
+                            }
+                            sc = program.scopes[x.index()].parent;
                         }
-                        sc = program.scopes[x.index()].parent;
-                    }
-                    false
-                })))
+                        false
+                    })
+                }))
     })
 }
 

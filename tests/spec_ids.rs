@@ -91,7 +91,9 @@ fn rule_ids(text: &str) -> Vec<String> {
     text.lines()
         .filter_map(|l| {
             let l = l.trim_start();
-            let rest = l.strip_prefix("rule ").or_else(|| l.strip_prefix("derivative "))?;
+            let rest = l
+                .strip_prefix("rule ")
+                .or_else(|| l.strip_prefix("derivative "))?;
             let id = rest.split_whitespace().next()?;
             is_id(id).then(|| id.to_string())
         })
@@ -136,9 +138,16 @@ fn every_rule_is_specified_implemented_and_tested() {
     for (_, text) in read_all(&["rules"], &["rules"]) {
         rules.extend(rule_ids(&text));
     }
-    assert!(rules.len() > 100, "too few rules under rules/: {}", rules.len());
+    assert!(
+        rules.len() > 100,
+        "too few rules under rules/: {}",
+        rules.len()
+    );
     let unspecified: Vec<_> = rules.iter().filter(|r| !defined.contains(*r)).collect();
-    assert!(unspecified.is_empty(), "rules without a spec/ entry: {unspecified:?}");
+    assert!(
+        unspecified.is_empty(),
+        "rules without a spec/ entry: {unspecified:?}"
+    );
     let implemented = cited(&["src", "rules"]);
     let tested = cited(&["tests"]);
     let missing: Vec<_> = defined

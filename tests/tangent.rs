@@ -152,15 +152,31 @@ struct Generated {
 fn generate(path: &Path, explain: bool) -> Result<Generated, String> {
     let cfg = common::config(path);
     let dir = path.parent().unwrap();
-    let loaded = front::load(path, &common::front_options(&cfg.flags, dir)).map_err(|(s, d)| front::diag::render(&s, &d))?;
+    let loaded = front::load(path, &common::front_options(&cfg.flags, dir))
+        .map_err(|(s, d)| front::diag::render(&s, &d))?;
     let head = parse_head(&loaded.program, &cfg.head)?;
-    let opts = TangentOptions { explain, ..TangentOptions::default() };
+    let opts = TangentOptions {
+        explain,
+        ..TangentOptions::default()
+    };
     let rules = load_rules(&opts).map_err(|e| e.to_string())?;
     let a = analyze_for(&loaded.program, std::slice::from_ref(&head), Mode::Tangent);
-    let (_, trace) = tangent_trace(&a, &rules, &opts).map_err(|d| front::diag::render(&loaded.sources, &d))?;
-    let text = tangent(&loaded.program, &loaded.sources, std::slice::from_ref(&head), &rules, &opts)
-        .map_err(|d| front::diag::render(&loaded.sources, &d))?;
-    Ok(Generated { program: loaded.program, heads: vec![head], text, trace })
+    let (_, trace) =
+        tangent_trace(&a, &rules, &opts).map_err(|d| front::diag::render(&loaded.sources, &d))?;
+    let text = tangent(
+        &loaded.program,
+        &loaded.sources,
+        std::slice::from_ref(&head),
+        &rules,
+        &opts,
+    )
+    .map_err(|d| front::diag::render(&loaded.sources, &d))?;
+    Ok(Generated {
+        program: loaded.program,
+        heads: vec![head],
+        text,
+        trace,
+    })
 }
 
 fn fixtures() -> Vec<PathBuf> {
@@ -172,7 +188,10 @@ fn stem(p: &Path) -> String {
 }
 
 fn refused(name: &str) -> Option<&'static str> {
-    EXPECTED_REFUSALS.iter().find(|(f, _)| *f == name).map(|(_, w)| *w)
+    EXPECTED_REFUSALS
+        .iter()
+        .find(|(f, _)| *f == name)
+        .map(|(_, w)| *w)
 }
 
 #[test]
@@ -186,7 +205,11 @@ fn every_rule_has_a_fixture_that_uses_it() {
         }
         let g = generate(&f, false).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         if print {
-            println!("{}: {}", stem(&f), g.trace.iter().cloned().collect::<Vec<_>>().join(" "));
+            println!(
+                "{}: {}",
+                stem(&f),
+                g.trace.iter().cloned().collect::<Vec<_>>().join(" ")
+            );
         }
         traces.insert(stem(&f), g.trace);
     }
@@ -207,8 +230,14 @@ fn every_rule_has_a_fixture_that_uses_it() {
     let covered: BTreeSet<&str> = COVERAGE.iter().map(|(id, _)| *id).collect();
     for r in &rules {
         if !covered.contains(r.as_str()) && !UNREACHABLE.iter().any(|(id, _)| id == r) {
-            let users: Vec<_> = traces.iter().filter(|(_, t)| t.contains(r)).map(|(f, _)| f.as_str()).collect();
-            problems.push(format!("{r} has no fixture in COVERAGE (used by: {users:?})"));
+            let users: Vec<_> = traces
+                .iter()
+                .filter(|(_, t)| t.contains(r))
+                .map(|(f, _)| f.as_str())
+                .collect();
+            problems.push(format!(
+                "{r} has no fixture in COVERAGE (used by: {users:?})"
+            ));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -224,25 +253,48 @@ const UNREACHABLE: &[(&str, &str)] = &[
         "tangent/call-passive-result",
         "isActiveCall includes the result's Active+, so such a call is active (tangent/call-active zeroes the result's derivative)",
     ),
-    ("tangent/call-external", "needs a --rules file: external_function_with_a_user_derivative"),
-    ("tangent/call-external-unknown", "a refusal: external_function_without_derivative_is_refused"),
-    ("tangent/call-external-passive", "external_call_without_active_result_is_kept"),
-    ("deriv/floor", "integer-valued: the analyses never make its call active (`diff-dep` positions)"),
+    (
+        "tangent/call-external",
+        "needs a --rules file: external_function_with_a_user_derivative",
+    ),
+    (
+        "tangent/call-external-unknown",
+        "a refusal: external_function_without_derivative_is_refused",
+    ),
+    (
+        "tangent/call-external-passive",
+        "external_call_without_active_result_is_kept",
+    ),
+    (
+        "deriv/floor",
+        "integer-valued: the analyses never make its call active (`diff-dep` positions)",
+    ),
     ("deriv/ceil", "integer-valued, as deriv/floor"),
     ("deriv/round", "integer-valued, as deriv/floor"),
     ("deriv/trunc", "integer-valued, as deriv/floor"),
     ("deriv/abs", "the integer abs is never active"),
 ];
 
-fn tangent_of_text(name: &str, c: &str, head: &str, user_rules: &[(String, String)]) -> Result<String, String> {
+fn tangent_of_text(
+    name: &str,
+    c: &str,
+    head: &str,
+    user_rules: &[(String, String)],
+) -> Result<String, String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
     std::fs::write(&path, c).unwrap();
-    let loaded = front::load(&path, &Default::default()).map_err(|(s, d)| front::diag::render(&s, &d))?;
+    let loaded =
+        front::load(&path, &Default::default()).map_err(|(s, d)| front::diag::render(&s, &d))?;
     let head = parse_head(&loaded.program, head)?;
-    let opts = TangentOptions { explain: true, user_rules: user_rules.to_vec(), ..TangentOptions::default() };
+    let opts = TangentOptions {
+        explain: true,
+        user_rules: user_rules.to_vec(),
+        ..TangentOptions::default()
+    };
     let rules = load_rules(&opts).map_err(|e| e.to_string())?;
-    tangent(&loaded.program, &loaded.sources, &[head], &rules, &opts).map_err(|d| front::diag::render(&loaded.sources, &d))
+    tangent(&loaded.program, &loaded.sources, &[head], &rules, &opts)
+        .map_err(|d| front::diag::render(&loaded.sources, &d))
 }
 
 const EXTERNAL: &str = "double softplus(double x);\n\
@@ -259,14 +311,22 @@ fn external_function_with_a_user_derivative() {
     )];
     let out = tangent_of_text("ext.c", EXTERNAL, "f(y)/(x)", &rules).unwrap();
     assert!(out.contains("/* tangent/call-external */"), "{out}");
-    assert!(out.contains("exp(-(x[0] * x[1]))") || out.contains("exp(-x[0] * x[1])") || out.contains("exp("), "{out}");
+    assert!(
+        out.contains("exp(-(x[0] * x[1]))")
+            || out.contains("exp(-x[0] * x[1])")
+            || out.contains("exp("),
+        "{out}"
+    );
     insta::assert_snapshot!("tangent_external_user_rule", out);
 }
 
 #[test]
 fn external_function_without_derivative_is_refused() {
     let err = tangent_of_text("ext.c", EXTERNAL, "f(y)/(x)", &[]).unwrap_err();
-    assert!(err.contains("no derivative is known for external function 'softplus'"), "{err}");
+    assert!(
+        err.contains("no derivative is known for external function 'softplus'"),
+        "{err}"
+    );
     assert!(err.contains("ext.c:"), "the error is located: {err}");
 }
 
@@ -274,12 +334,18 @@ fn external_function_without_derivative_is_refused() {
 fn external_call_without_active_result_is_kept() {
     let c = "#include <stdio.h>\nvoid f(const double *x, double *y)\n{\n    printf(\"%g\\n\", x[0]);\n    y[0] = 2.0 * x[0];\n}\n";
     let out = tangent_of_text("print.c", c, "f(y)/(x)", &[]).unwrap();
-    assert!(out.contains("printf(\"%g\\n\", x[0]);  /* tangent/call-external-passive */"), "{out}");
+    assert!(
+        out.contains("printf(\"%g\\n\", x[0]);  /* tangent/call-external-passive */"),
+        "{out}"
+    );
 }
 
 #[test]
 fn a_broken_user_rule_file_is_reported_with_file_and_line() {
-    let rules = vec![("my.rules".to_string(), "\nderivative user/g (g ?X) (cos ?X)\n".to_string())];
+    let rules = vec![(
+        "my.rules".to_string(),
+        "\nderivative user/g (g ?X) (cos ?X)\n".to_string(),
+    )];
     let err = tangent_of_text("ext.c", EXTERNAL, "f(y)/(x)", &rules).unwrap_err();
     assert!(err.starts_with("my.rules:2:"), "{err}");
 }
@@ -329,7 +395,10 @@ fn output_compiles_without_warnings_and_links_with_the_original() {
             .output()
             .unwrap();
         if !status.status.success() {
-            failures.push(format!("{name}:\n{}", String::from_utf8_lossy(&status.stderr)));
+            failures.push(format!(
+                "{name}:\n{}",
+                String::from_utf8_lossy(&status.stderr)
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -349,7 +418,11 @@ fn tangent_agrees_with_divided_differences() {
         let g = generate(&f, false).unwrap();
         let out = work.path().join(format!("{name}_d.c"));
         std::fs::write(&out, &g.text).unwrap();
-        let single = g.program.symbols.iter().any(|s| format!("{:?}", s.ty.ty).contains("Float"));
+        let single = g
+            .program
+            .symbols
+            .iter()
+            .any(|s| format!("{:?}", s.ty.ty).contains("Float"));
         let opts = TangentCheckOptions {
             front: common::front_options(&cfg.flags, f.parent().unwrap()),
             time_budget_ms: 0,
@@ -362,8 +435,15 @@ fn tangent_agrees_with_divided_differences() {
         let domain = Domain::parse(&cfg.domain).unwrap();
         match check_tangent(&f, &g.program, &g.heads[0], &domain, &out, &opts) {
             Ok(r) => {
-                let worst = r.dependents.iter().map(|d| d.digits).fold(f64::INFINITY, f64::min);
-                report.push(format!("{name}: {worst:.1} digits{}", if r.passed { "" } else { "  FAILED" }));
+                let worst = r
+                    .dependents
+                    .iter()
+                    .map(|d| d.digits)
+                    .fold(f64::INFINITY, f64::min);
+                report.push(format!(
+                    "{name}: {worst:.1} digits{}",
+                    if r.passed { "" } else { "  FAILED" }
+                ));
                 failed |= !r.passed;
             }
             Err(e) => {

@@ -128,7 +128,13 @@ impl Locs {
         for (i, p) in program.procs.iter().enumerate() {
             if p.body.is_none() && program.contains_real(&p.ret.ty) {
                 let pid = ProcId(i as u32);
-                let o = l.add_object(program, ObjKind::Result(pid), &p.ret, Some(pid), p.name.clone());
+                let o = l.add_object(
+                    program,
+                    ObjKind::Result(pid),
+                    &p.ret,
+                    Some(pid),
+                    p.name.clone(),
+                );
                 l.by_result.insert(pid, o);
             }
         }

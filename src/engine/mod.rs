@@ -133,7 +133,11 @@ impl RuleSet {
             let (rules, derivs) = syntax::parse_file(name, text)?;
             for r in rules {
                 if let Some((f, l)) = ids.get(&r.id) {
-                    return Err(RuleError::new(name, r.line, format!("rule {} is already defined at {f}:{l}", r.id)));
+                    return Err(RuleError::new(
+                        name,
+                        r.line,
+                        format!("rule {} is already defined at {f}:{l}", r.id),
+                    ));
                 }
                 check_variables(&r)?;
                 match arity.get(&r.relation) {
@@ -167,13 +171,21 @@ impl RuleSet {
         for r in &set.rules {
             for p in &r.premises {
                 let Some((n, _)) = arity.get(&p.relation) else {
-                    return Err(RuleError::new(&r.file, p.line, format!("no rule defines relation '{}'", p.relation)));
+                    return Err(RuleError::new(
+                        &r.file,
+                        p.line,
+                        format!("no rule defines relation '{}'", p.relation),
+                    ));
                 };
                 if *n != p.outputs.len() {
                     return Err(RuleError::new(
                         &r.file,
                         p.line,
-                        format!("relation '{}' yields {n} terms; this premise binds {}", p.relation, p.outputs.len()),
+                        format!(
+                            "relation '{}' yields {n} terms; this premise binds {}",
+                            p.relation,
+                            p.outputs.len()
+                        ),
                     ));
                 }
             }
@@ -281,11 +293,22 @@ pub trait Host {
     /// after it is done (the host keeps the current statement, say).
     fn enter(&mut self, relation: &str, node: &Self::Val);
     fn leave(&mut self, relation: &str, node: &Self::Val);
-    fn guard(&mut self, name: &str, args: &[Self::Val], node: &Self::Val) -> Result<bool, ApplyError>;
+    fn guard(
+        &mut self,
+        name: &str,
+        args: &[Self::Val],
+        node: &Self::Val,
+    ) -> Result<bool, ApplyError>;
     /// Builds constructor `head` applied to `args`; `node` is the term the
     /// rule matched (constructors copy its position and comments), `rule`
     /// the rule's ID (provenance).
-    fn build(&mut self, head: &str, args: Vec<Self::Val>, node: &Self::Val, rule: &str) -> Result<Self::Val, ApplyError>;
+    fn build(
+        &mut self,
+        head: &str,
+        args: Vec<Self::Val>,
+        node: &Self::Val,
+        rule: &str,
+    ) -> Result<Self::Val, ApplyError>;
     /// Told each rule that applies (for coverage traces).
     fn fired(&mut self, _rule: &str) {}
 }
@@ -314,7 +337,10 @@ fn matches<H: Host>(host: &H, p: &Pat, v: &H::Val, env: &mut Env<H::Val>) -> boo
             View::Node(name, vals) => {
                 name == head
                     && vals.len() == kids.len()
-                    && kids.iter().zip(&vals).all(|(k, x)| matches(host, k, x, env))
+                    && kids
+                        .iter()
+                        .zip(&vals)
+                        .all(|(k, x)| matches(host, k, x, env))
             }
             _ => false,
         },
@@ -340,7 +366,10 @@ fn instantiate<H: Host>(
                 args.push(instantiate(host, k, env, node, rule)?);
             }
             host.build(head, args, node, &rule.id).map_err(|e| {
-                ApplyError::new(format!("{} (rule {} at {}:{line})", e.message, rule.id, rule.file))
+                ApplyError::new(format!(
+                    "{} (rule {} at {}:{line})",
+                    e.message, rule.id, rule.file
+                ))
             })?
         }
     })
@@ -348,14 +377,24 @@ fn instantiate<H: Host>(
 
 /// Applies `relation` to `input`: finds the one applicable rule, proves its
 /// premises, and returns what it yields.
-pub fn apply<H: Host>(rules: &RuleSet, host: &mut H, relation: &str, input: &H::Val) -> Result<Vec<H::Val>, ApplyError> {
+pub fn apply<H: Host>(
+    rules: &RuleSet,
+    host: &mut H,
+    relation: &str,
+    input: &H::Val,
+) -> Result<Vec<H::Val>, ApplyError> {
     host.enter(relation, input);
     let result = apply_inner(rules, host, relation, input);
     host.leave(relation, input);
     result
 }
 
-fn apply_inner<H: Host>(rules: &RuleSet, host: &mut H, relation: &str, input: &H::Val) -> Result<Vec<H::Val>, ApplyError> {
+fn apply_inner<H: Host>(
+    rules: &RuleSet,
+    host: &mut H,
+    relation: &str,
+    input: &H::Val,
+) -> Result<Vec<H::Val>, ApplyError> {
     let mut chosen: Option<(&Rule, Env<H::Val>)> = None;
     let mut applicable = Vec::new();
     for rule in rules.of(relation) {
@@ -370,7 +409,10 @@ fn apply_inner<H: Host>(rules: &RuleSet, host: &mut H, relation: &str, input: &H
                 args.push(instantiate(host, a, &env, input, rule)?);
             }
             let holds = host.guard(&g.name, &args, input).map_err(|e| {
-                ApplyError::new(format!("{} (rule {} at {}:{})", e.message, rule.id, rule.file, g.line))
+                ApplyError::new(format!(
+                    "{} (rule {} at {}:{})",
+                    e.message, rule.id, rule.file, g.line
+                ))
             })?;
             if holds == g.negated {
                 ok = false;

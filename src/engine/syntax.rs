@@ -72,12 +72,20 @@ fn lex(file: &str, text: &str) -> Result<Lexed, RuleError> {
                 Tok::Dot
             } else if let Some(rel) = word.strip_prefix('-').and_then(|w| w.strip_suffix("->")) {
                 if rel.is_empty() {
-                    return Err(RuleError::new(file, line_no, "an arrow names its relation: -expr->"));
+                    return Err(RuleError::new(
+                        file,
+                        line_no,
+                        "an arrow names its relation: -expr->",
+                    ));
                 }
                 Tok::Arrow(rel.to_string())
             } else if let Some(v) = word.strip_prefix('?') {
                 if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    return Err(RuleError::new(file, line_no, format!("bad variable '{word}'")));
+                    return Err(RuleError::new(
+                        file,
+                        line_no,
+                        format!("bad variable '{word}'"),
+                    ));
                 }
                 Tok::Var(v.to_string())
             } else if let Ok(x) = word.parse::<f64>() {
@@ -277,7 +285,13 @@ impl Parser<'_> {
                     let input = self.template()?;
                     let relation = match self.next() {
                         Some(Tok::Arrow(r)) => r,
-                        _ => return Err(RuleError::new(self.file, pline, "a premise reads INPUT -relation-> OUTPUT")),
+                        _ => {
+                            return Err(RuleError::new(
+                                self.file,
+                                pline,
+                                "a premise reads INPUT -relation-> OUTPUT",
+                            ));
+                        }
                     };
                     let mut outputs = Vec::new();
                     match self.next() {
@@ -289,7 +303,13 @@ impl Parser<'_> {
                             }
                             self.expect_close()?;
                         }
-                        _ => return Err(RuleError::new(self.file, pline, "a premise's output is ?VAR or (?A ?B ...)")),
+                        _ => {
+                            return Err(RuleError::new(
+                                self.file,
+                                pline,
+                                "a premise's output is ?VAR or (?A ?B ...)",
+                            ));
+                        }
                     }
                     premises.push(Premise {
                         input,
@@ -312,10 +332,18 @@ impl Parser<'_> {
             return Err(self.err("expected a clause keyword (match, when, premise, yield)"));
         }
         let (Some(relation), Some(pattern)) = (relation, pattern) else {
-            return Err(RuleError::new(self.file, line, format!("rule {id} has no 'match' clause")));
+            return Err(RuleError::new(
+                self.file,
+                line,
+                format!("rule {id} has no 'match' clause"),
+            ));
         };
         if yields.is_empty() {
-            return Err(RuleError::new(self.file, line, format!("rule {id} has no 'yield' clause")));
+            return Err(RuleError::new(
+                self.file,
+                line,
+                format!("rule {id} has no 'yield' clause"),
+            ));
         }
         Ok(Rule {
             id,
@@ -334,17 +362,31 @@ impl Parser<'_> {
         let id = self.word("an ID after 'derivative'")?;
         check_id(self.file, line, &id)?;
         let Pat::Node(function, params) = self.pattern()? else {
-            return Err(RuleError::new(self.file, line, "a derivative entry starts with (FUNCTION ?ARG ...)"));
+            return Err(RuleError::new(
+                self.file,
+                line,
+                "a derivative entry starts with (FUNCTION ?ARG ...)",
+            ));
         };
         let mut names = Vec::new();
         for p in params {
             match p {
                 Pat::Var(v) => names.push(v),
-                _ => return Err(RuleError::new(self.file, line, "the arguments of a derivative entry are variables")),
+                _ => {
+                    return Err(RuleError::new(
+                        self.file,
+                        line,
+                        "the arguments of a derivative entry are variables",
+                    ));
+                }
             }
         }
         if self.next() != Some(Tok::Colon) {
-            return Err(RuleError::new(self.file, line, "expected ':' before the partial derivatives"));
+            return Err(RuleError::new(
+                self.file,
+                line,
+                "expected ':' before the partial derivatives",
+            ));
         }
         let mut partials = Vec::new();
         while !self.at_clause() && self.peek().is_some() {
@@ -362,7 +404,11 @@ impl Parser<'_> {
             return Err(RuleError::new(
                 self.file,
                 line,
-                format!("{function} has {} arguments but {} partial derivatives", names.len(), partials.len()),
+                format!(
+                    "{function} has {} arguments but {} partial derivatives",
+                    names.len(),
+                    partials.len()
+                ),
             ));
         }
         Ok(Derivative {
@@ -379,11 +425,17 @@ impl Parser<'_> {
 
 fn check_id(file: &str, line: usize, id: &str) -> Result<(), RuleError> {
     let ok = |p: &str| {
-        !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     };
     match id.split_once('/') {
         Some((f, n)) if ok(f) && ok(n) => Ok(()),
-        _ => Err(RuleError::new(file, line, format!("'{id}' is not an ID of the form family/name"))),
+        _ => Err(RuleError::new(
+            file,
+            line,
+            format!("'{id}' is not an ID of the form family/name"),
+        )),
     }
 }
 

@@ -64,7 +64,9 @@ impl DiffSets {
         loop {
             let before = d.syms.len();
             for &p in procs {
-                let Some(body) = &program.proc(p).body else { continue };
+                let Some(body) = &program.proc(p).body else {
+                    continue;
+                };
                 let ref_zones = a.facts.get(&p).map(|f| &f.ref_zones);
                 let reaches_diff = |b: &Expr| {
                     ref_zones
@@ -82,26 +84,26 @@ impl DiffSets {
                         });
                     }
                     match &s.kind {
-                    StmtKind::Assign { lhs, rhs, .. } => {
-                        if is_pointer(program, &lhs.ty)
-                            && root_sym(lhs).is_some_and(|r| d.syms.contains(&r))
-                            && let Some(r) = pointer_root(rhs)
-                        {
-                            d.syms.insert(r);
-                        }
-                    }
-                    StmtKind::Decl { vars, .. } => {
-                        for v in vars {
-                            if d.syms.contains(&v.sym)
-                                && is_pointer(program, &program.sym(v.sym).ty)
-                                && let Some(crate::il::Init::Expr(e)) = &v.init
-                                && let Some(r) = pointer_root(e)
+                        StmtKind::Assign { lhs, rhs, .. } => {
+                            if is_pointer(program, &lhs.ty)
+                                && root_sym(lhs).is_some_and(|r| d.syms.contains(&r))
+                                && let Some(r) = pointer_root(rhs)
                             {
                                 d.syms.insert(r);
                             }
                         }
-                    }
-                    _ => {}
+                        StmtKind::Decl { vars, .. } => {
+                            for v in vars {
+                                if d.syms.contains(&v.sym)
+                                    && is_pointer(program, &program.sym(v.sym).ty)
+                                    && let Some(crate::il::Init::Expr(e)) = &v.init
+                                    && let Some(r) = pointer_root(e)
+                                {
+                                    d.syms.insert(r);
+                                }
+                            }
+                        }
+                        _ => {}
                     }
                 });
             }
@@ -119,9 +121,11 @@ impl DiffSets {
             ExprKind::Var(s) => self.syms.contains(s),
             ExprKind::Index { base, .. } => self.is_diff_ref(program, base),
             ExprKind::Deref(p) => self.is_diff_ref(program, p),
-            ExprKind::Field { base, strukt, field } => {
-                self.fields.contains(&(*strukt, *field)) && self.is_diff_ref(program, base)
-            }
+            ExprKind::Field {
+                base,
+                strukt,
+                field,
+            } => self.fields.contains(&(*strukt, *field)) && self.is_diff_ref(program, base),
             ExprKind::AddrOf(r) => self.is_diff_ref(program, r),
             ExprKind::Cast { arg, .. } => self.is_diff_ref(program, arg),
             ExprKind::Binary { lhs, rhs, .. } if is_pointer(program, &e.ty) => {
@@ -166,15 +170,24 @@ fn alloc_elem(
 }
 
 /// Marks the struct fields a zone's path goes through.
-fn mark_path(program: &Program, ty: &QualType, path: &[usize], out: &mut HashSet<(StructId, usize)>) {
+fn mark_path(
+    program: &Program,
+    ty: &QualType,
+    path: &[usize],
+    out: &mut HashSet<(StructId, usize)>,
+) {
     let mut ty = ty.ty.clone();
     for &i in path {
         while let Type::Array { elem, .. } | Type::Pointer(elem) = program.resolve(&ty).clone() {
             ty = elem.ty;
         }
-        let Type::Struct(s) = program.resolve(&ty).clone() else { return };
+        let Type::Struct(s) = program.resolve(&ty).clone() else {
+            return;
+        };
         out.insert((s, i));
-        let Some(f) = program.strukt(s).fields.get(i) else { return };
+        let Some(f) = program.strukt(s).fields.get(i) else {
+            return;
+        };
         ty = f.ty.ty.clone();
     }
 }

@@ -19,8 +19,9 @@ use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
 use crate::il::{
     AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, Intrinsic, Item, ItemKind,
-    LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind, ScopeId, Stmt, StmtId,
-    StmtKind, Storage, StructDef, SwitchCase, SymId, SymKind, Symbol, Type, TypedefDef, UnOp,
+    LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind, ScopeId, Stmt,
+    StmtId, StmtKind, Storage, StructDef, SwitchCase, SymId, SymKind, Symbol, Type, TypedefDef,
+    UnOp,
 };
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::rc::Rc;
@@ -90,7 +91,11 @@ pub fn tangent(
 
 /// The output program of the tangent mode (exposed for tests that run it
 /// in the interpreter).
-pub fn tangent_program(a: &Analysis<'_>, rules: &RuleSet, opts: &TangentOptions) -> Result<Program, Diagnostic> {
+pub fn tangent_program(
+    a: &Analysis<'_>,
+    rules: &RuleSet,
+    opts: &TangentOptions,
+) -> Result<Program, Diagnostic> {
     tangent_trace(a, rules, opts).map(|(p, _)| p)
 }
 
@@ -141,7 +146,10 @@ pub fn tangent_full(
     // Reserve the derivative procedures so calls can name them.
     if diff_procs.is_empty() {
         return Err(Diagnostic::error(
-            a.heads.first().map(|h| program.proc(h.proc).span).unwrap_or_default(),
+            a.heads
+                .first()
+                .map(|h| program.proc(h.proc).span)
+                .unwrap_or_default(),
             "nothing to differentiate: no head procedure has a body",
         ));
     }
@@ -157,10 +165,9 @@ pub fn tangent_full(
             if site.callee.is_some()
                 && a.is_active_call(p, stmt.id)
                 && same_address_twice(stmt)
-                && let Some(w) = a
-                    .warnings
-                    .iter()
-                    .find(|w| w.span == stmt.span && w.message.contains("may designate the same memory"))
+                && let Some(w) = a.warnings.iter().find(|w| {
+                    w.span == stmt.span && w.message.contains("may designate the same memory")
+                })
             {
                 return Err(Diagnostic::error(
                     w.span,
@@ -206,7 +213,10 @@ pub fn tangent_full(
         trace: Default::default(),
         info: TangentInfo::default(),
         simplifier: crate::simplify::Simplifier::new().map_err(|e| {
-            Diagnostic::error(program.proc(diff_procs[0]).span, format!("internal error: {e}"))
+            Diagnostic::error(
+                program.proc(diff_procs[0]).span,
+                format!("internal error: {e}"),
+            )
         })?,
         precision: None,
         live_memo: HashMap::new(),
@@ -214,8 +224,18 @@ pub fn tangent_full(
     for &p in &diff_procs {
         host.proc = p;
         host.namer.enter_proc(p);
-        let body = program.proc(p).body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
-        let scope = program.proc(p).body.as_ref().map(|b| b.scope).unwrap_or(program.proc(p).scope);
+        let body = program
+            .proc(p)
+            .body
+            .as_ref()
+            .map(|b| b.stmts.as_slice())
+            .unwrap_or(&[]);
+        let scope = program
+            .proc(p)
+            .body
+            .as_ref()
+            .map(|b| b.scope)
+            .unwrap_or(program.proc(p).scope);
         host.varied = VariedMap::of(a, p, body, scope);
         host.result_param = host.result_param_for(p);
         if let Some(r) = host.result_param {
@@ -224,9 +244,8 @@ pub fn tangent_full(
         host.stmts.clear();
         host.live_memo.clear();
         let span = program.proc(p).span;
-        engine::apply(rules, &mut host, "proc", &Val::Proc(p)).map_err(|e| {
-            Diagnostic::error(host.error_span.unwrap_or(span), e.message)
-        })?;
+        engine::apply(rules, &mut host, "proc", &Val::Proc(p))
+            .map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
     }
     let trace = std::mem::take(&mut host.trace);
     let mut info = std::mem::take(&mut host.info);
@@ -270,7 +289,9 @@ fn renumber(stmts: &mut [Stmt], n: &mut u32) {
                 }
                 renumber(&mut body.stmts, n);
             }
-            StmtKind::Switch { cases, .. } => cases.iter_mut().for_each(|c| renumber(&mut c.body, n)),
+            StmtKind::Switch { cases, .. } => {
+                cases.iter_mut().for_each(|c| renumber(&mut c.body, n))
+            }
             StmtKind::Block(b) => renumber(&mut b.stmts, n),
             _ => {}
         }
@@ -476,7 +497,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     fn span(&self) -> Span {
-        self.stmt().map(|s| s.span).unwrap_or(self.program.proc(self.proc).span)
+        self.stmt()
+            .map(|s| s.span)
+            .unwrap_or(self.program.proc(self.proc).span)
     }
 
     fn expr_of(&self, v: &Val<'a>) -> Result<Expr, ApplyError> {
@@ -488,7 +511,12 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             Val::Sym(s) => self.var(*s),
             Val::Arg(s, i) => self.arg_expr(s, *i).clone(),
             Val::Num(x) => self.real(*x, QualType::double()),
-            _ => return Err(ApplyError::new(format!("expected an expression, got {}", self.describe(v)))),
+            _ => {
+                return Err(ApplyError::new(format!(
+                    "expected an expression, got {}",
+                    self.describe(v)
+                )));
+            }
         })
     }
 
@@ -499,12 +527,26 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             Type::Array { elem, .. } => Init::List(vec![self.zero_init(&elem, span)], span),
             // Every field, so -Wmissing-field-initializers stays quiet.
             Type::Struct(s) => {
-                let fields: Vec<QualType> = self.out.strukt(s).fields.iter().map(|f| f.ty.clone()).collect();
-                Init::List(fields.iter().map(|t| self.zero_init(t, span)).collect(), span)
+                let fields: Vec<QualType> = self
+                    .out
+                    .strukt(s)
+                    .fields
+                    .iter()
+                    .map(|f| f.ty.clone())
+                    .collect();
+                Init::List(
+                    fields.iter().map(|t| self.zero_init(t, span)).collect(),
+                    span,
+                )
             }
-            Type::Pointer(_) => {
-                Init::Expr(Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span))
-            }
+            Type::Pointer(_) => Init::Expr(Expr::new(
+                ExprKind::IntConst {
+                    value: 0,
+                    text: "0".into(),
+                },
+                QualType::int(),
+                span,
+            )),
             _ => Init::Expr(self.real(0.0, ty.clone())),
         }
     }
@@ -516,9 +558,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     /// The items of a derivative initialiser that the derivative type has.
     fn filter_init(&self, init: Init, primal_ty: &QualType) -> Init {
         match (init, self.program.resolve(&primal_ty.ty).clone()) {
-            (Init::List(items, span), Type::Array { elem, .. }) => {
-                Init::List(items.into_iter().map(|i| self.filter_init(i, &elem)).collect(), span)
-            }
+            (Init::List(items, span), Type::Array { elem, .. }) => Init::List(
+                items
+                    .into_iter()
+                    .map(|i| self.filter_init(i, &elem))
+                    .collect(),
+                span,
+            ),
             (Init::List(items, span), Type::Struct(sid)) => {
                 let fields = self.program.strukt(sid).fields.clone();
                 Init::List(
@@ -563,14 +609,20 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 Ok(out)
             }
             Val::Stmt(s) => Ok(vec![s.clone()]),
-            other => Err(ApplyError::new(format!("expected statements, got {}", self.describe(&other)))),
+            other => Err(ApplyError::new(format!(
+                "expected statements, got {}",
+                self.describe(&other)
+            ))),
         }
     }
 
     fn list_of(&self, v: Val<'a>) -> Result<Vec<Val<'a>>, ApplyError> {
         match v {
             Val::List(items) => Ok(items),
-            other => Err(ApplyError::new(format!("expected a list, got {}", self.describe(&other)))),
+            other => Err(ApplyError::new(format!(
+                "expected a list, got {}",
+                self.describe(&other)
+            ))),
         }
     }
 
@@ -580,21 +632,42 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     fn real(&self, x: f64, ty: QualType) -> Expr {
-        let ty = if real_rank(self.program, &ty) == 0 { QualType::double() } else { ty };
+        let ty = if real_rank(self.program, &ty) == 0 {
+            QualType::double()
+        } else {
+            ty
+        };
         let mut text = crate::back::c::real_text(x.abs());
         if real_rank(self.program, &ty) == 1 {
             text.push('f');
         }
-        let e = Expr::new(ExprKind::RealConst { value: x.abs(), text }, ty.clone(), self.span());
+        let e = Expr::new(
+            ExprKind::RealConst {
+                value: x.abs(),
+                text,
+            },
+            ty.clone(),
+            self.span(),
+        );
         if x < 0.0 {
-            Expr::new(ExprKind::Unary { op: UnOp::Neg, arg: Box::new(e) }, ty, self.span())
+            Expr::new(
+                ExprKind::Unary {
+                    op: UnOp::Neg,
+                    arg: Box::new(e),
+                },
+                ty,
+                self.span(),
+            )
         } else {
             e
         }
     }
 
     fn binary(&self, op: BinOp, l: Expr, r: Expr) -> Expr {
-        let ty = if matches!(op, BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne) {
+        let ty = if matches!(
+            op,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+        ) {
             QualType::int()
         } else if is_pointer(&self.out, &l.ty) {
             l.ty.clone()
@@ -602,7 +675,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             r.ty.clone()
         } else {
             let rank = real_rank(&self.out, &l.ty).max(real_rank(&self.out, &r.ty));
-            if rank == 0 { l.ty.clone() } else { real_of_rank(rank) }
+            if rank == 0 {
+                l.ty.clone()
+            } else {
+                real_of_rank(rank)
+            }
         };
         Expr::new(
             ExprKind::Binary {
@@ -634,7 +711,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         self.out.symbols.push(Symbol {
             name: name.clone(),
             ty,
-            storage: if orig.storage == Storage::Extern { Storage::Auto } else { orig.storage },
+            storage: if orig.storage == Storage::Extern {
+                Storage::Auto
+            } else {
+                orig.storage
+            },
             ..orig.clone()
         });
         self.out.scopes[orig.scope.index()].vars.insert(name, id);
@@ -652,7 +733,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     fn active_after(&self) -> Set {
-        let Some(s) = self.stmt() else { return Set::new() };
+        let Some(s) = self.stmt() else {
+            return Set::new();
+        };
         self.a.active_after(self.proc, s.id)
     }
 
@@ -736,20 +819,30 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             return None;
         }
         // A scalar target of a pointer parameter of this procedure: `*pd`.
-        if let ObjKind::Target { proc: Some(p), pointer } = self.a.locs.object(info.obj).kind.clone() {
+        if let ObjKind::Target {
+            proc: Some(p),
+            pointer,
+        } = self.a.locs.object(info.obj).kind.clone()
+        {
             let pinfo = self.a.locs.zone(pointer).clone();
-            let ObjKind::Var(ps) = self.a.locs.object(pinfo.obj).kind.clone() else { return None };
+            let ObjKind::Var(ps) = self.a.locs.object(pinfo.obj).kind.clone() else {
+                return None;
+            };
             if p != self.proc || !pinfo.path.is_empty() {
                 return None;
             }
             let &d = self.dsyms.get(&ps)?;
             let pd = self.var(d);
-            let Type::Pointer(t) = self.out.resolve(&pd.ty.ty).clone() else { return None };
+            let Type::Pointer(t) = self.out.resolve(&pd.ty.ty).clone() else {
+                return None;
+            };
             let span = self.span();
             let mut e = Expr::new(ExprKind::Deref(Box::new(pd)), (*t).clone(), span);
             let mut ty = pointee_of(self.program, &self.program.sym(ps).ty)?;
             for &i in &info.path {
-                let Type::Struct(sid) = self.program.resolve(&ty.ty).clone() else { return None };
+                let Type::Struct(sid) = self.program.resolve(&ty.ty).clone() else {
+                    return None;
+                };
                 if !self.diff.fields.contains(&(sid, i)) {
                     return None;
                 }
@@ -762,7 +855,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             }
             return Some(e);
         }
-        let ObjKind::Var(s) = self.a.locs.object(info.obj).kind.clone() else { return None };
+        let ObjKind::Var(s) = self.a.locs.object(info.obj).kind.clone() else {
+            return None;
+        };
         if !self.diff.syms.contains(&s) {
             return None;
         }
@@ -780,7 +875,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let mut e = self.var(d);
         let mut ty = self.program.sym(s).ty.clone();
         for &i in &info.path {
-            let Type::Struct(sid) = self.out.resolve(&ty.ty).clone() else { return None };
+            let Type::Struct(sid) = self.out.resolve(&ty.ty).clone() else {
+                return None;
+            };
             if !self.diff.fields.contains(&(sid, i)) {
                 return None;
             }
@@ -811,16 +908,27 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     fn scope_at(&self, first: Option<&Stmt>) -> ScopeId {
         let s = first.or(self.stmt());
         s.and_then(|s| self.varied.scope.get(&s.id).copied())
-            .unwrap_or_else(|| self.program.proc(self.proc).body.as_ref().map(|b| b.scope).unwrap_or(self.program.global_scope))
+            .unwrap_or_else(|| {
+                self.program
+                    .proc(self.proc)
+                    .body
+                    .as_ref()
+                    .map(|b| b.scope)
+                    .unwrap_or(self.program.global_scope)
+            })
     }
 
     fn field(&self, base: Expr, name: &str) -> Result<Expr, ApplyError> {
         let Type::Struct(sid) = self.out.resolve(&base.ty.ty).clone() else {
-            return Err(ApplyError::new(format!("field '{name}' of a value that is not a struct")));
+            return Err(ApplyError::new(format!(
+                "field '{name}' of a value that is not a struct"
+            )));
         };
         let def = self.out.strukt(sid);
         let Some(i) = def.fields.iter().position(|f| f.name == name) else {
-            return Err(ApplyError::new(format!("the derivative struct has no field '{name}'")));
+            return Err(ApplyError::new(format!(
+                "the derivative struct has no field '{name}'"
+            )));
         };
         let ty = def.fields[i].ty.clone();
         Ok(Expr::new(
@@ -866,7 +974,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     fn tag(&self, mut code: Vec<Stmt>, rule: &str) -> Vec<Stmt> {
         if self.opts.explain {
             for s in &mut code {
-                if s.comments.trailing.as_deref().is_none_or(|t| !t.contains("/* tangent/") && !t.contains("/* deriv/")) {
+                if s.comments
+                    .trailing
+                    .as_deref()
+                    .is_none_or(|t| !t.contains("/* tangent/") && !t.contains("/* deriv/"))
+                {
                     let tag = format!("/* {rule} */");
                     s.comments.trailing = Some(match s.comments.trailing.take() {
                         Some(t) => format!("{tag} {t}"),
@@ -889,12 +1001,23 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 
     /// The derivative of an intrinsic call by the chain rule
     /// (`tangent/d-intrinsic`, partials from `rules/derivatives.rules`).
-    fn chain(&mut self, name: &str, args: &[Expr], dargs: Vec<Expr>, rule: &str) -> Result<Expr, ApplyError> {
+    fn chain(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+        dargs: Vec<Expr>,
+        rule: &str,
+    ) -> Result<Expr, ApplyError> {
         let Some(d) = self.rules.derivatives.get(name).cloned() else {
-            return Err(ApplyError::new(format!("no derivative is known for '{name}'")));
+            return Err(ApplyError::new(format!(
+                "no derivative is known for '{name}'"
+            )));
         };
         self.trace.insert(d.id.clone());
-        let ty = args.first().map(|a| a.ty.clone()).unwrap_or_else(QualType::double);
+        let ty = args
+            .first()
+            .map(|a| a.ty.clone())
+            .unwrap_or_else(QualType::double);
         let mut total: Option<Expr> = None;
         for (i, da) in dargs.into_iter().enumerate() {
             if is_zero(&da) {
@@ -908,7 +1031,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 .collect();
             env.reverse();
             let partial = self.instantiate_partial(&d.partials[i], &env, rule)?;
-            let mut term = if is_one(&partial) { da.clone() } else { self.binary(BinOp::Mul, partial, da.clone()) };
+            let mut term = if is_one(&partial) {
+                da.clone()
+            } else {
+                self.binary(BinOp::Mul, partial, da.clone())
+            };
             if d.guarded {
                 // `deriv/...` marked guarded: the partial is infinite at a
                 // finite point; a zero direction must still give zero.
@@ -917,7 +1044,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 let ty = term.ty.clone();
                 let span = self.span();
                 term = Expr::new(
-                    ExprKind::Cond { cond: Box::new(test), then: Box::new(zero), other: Box::new(term) },
+                    ExprKind::Cond {
+                        cond: Box::new(test),
+                        then: Box::new(zero),
+                        other: Box::new(term),
+                    },
                     ty,
                     span,
                 );
@@ -930,12 +1061,22 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         Ok(total.unwrap_or_else(|| self.real(0.0, ty)))
     }
 
-    fn instantiate_partial(&mut self, t: &Tmpl, env: &[(String, Val<'a>)], rule: &str) -> Result<Expr, ApplyError> {
+    fn instantiate_partial(
+        &mut self,
+        t: &Tmpl,
+        env: &[(String, Val<'a>)],
+        rule: &str,
+    ) -> Result<Expr, ApplyError> {
         let v = self.instantiate_val(t, env, rule)?;
         self.expr_of(&v)
     }
 
-    fn instantiate_val(&mut self, t: &Tmpl, env: &[(String, Val<'a>)], rule: &str) -> Result<Val<'a>, ApplyError> {
+    fn instantiate_val(
+        &mut self,
+        t: &Tmpl,
+        env: &[(String, Val<'a>)],
+        rule: &str,
+    ) -> Result<Val<'a>, ApplyError> {
         Ok(match t {
             Tmpl::Var(v) => env
                 .iter()
@@ -956,7 +1097,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     /// Assembles the output program (`tangent/output`).
-    fn finish(mut self, diff_procs: &[ProcId], type_items: HashMap<usize, Vec<ItemKind>>) -> Program {
+    fn finish(
+        mut self,
+        diff_procs: &[ProcId],
+        type_items: HashMap<usize, Vec<ItemKind>>,
+    ) -> Program {
         let program = self.program;
         let mut items = Vec::new();
         let main = program.main_file;
@@ -1013,19 +1158,31 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         });
                     }
                 }
-                ItemKind::Globals { base, storage, vars } if item.file == main => {
+                ItemKind::Globals {
+                    base,
+                    storage,
+                    vars,
+                } if item.file == main => {
                     // The original translation unit defines these; the
                     // output only declares them (`tangent/output`).
                     let keep_definition = *storage == Storage::Static;
                     items.push(Item {
                         kind: ItemKind::Globals {
                             base: base.clone(),
-                            storage: if keep_definition { *storage } else { Storage::Extern },
+                            storage: if keep_definition {
+                                *storage
+                            } else {
+                                Storage::Extern
+                            },
                             vars: vars
                                 .iter()
                                 .map(|v| Declarator {
                                     sym: v.sym,
-                                    init: if keep_definition { v.init.clone() } else { None },
+                                    init: if keep_definition {
+                                        v.init.clone()
+                                    } else {
+                                        None
+                                    },
                                 })
                                 .collect(),
                         },
@@ -1042,8 +1199,15 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         let base = self.types.of(&self.out, base);
                         items.push(Item {
                             kind: ItemKind::Globals {
-                                base: QualType { is_const: false, ..base },
-                                storage: if keep_definition { Storage::Static } else { Storage::Auto },
+                                base: QualType {
+                                    is_const: false,
+                                    ..base
+                                },
+                                storage: if keep_definition {
+                                    Storage::Static
+                                } else {
+                                    Storage::Auto
+                                },
                                 vars: dvars,
                             },
                             comments: Default::default(),
@@ -1094,10 +1258,18 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         if uses_digamma {
             let at = items
                 .iter()
-                .rposition(|i| matches!(i.kind, ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. }))
+                .rposition(|i| {
+                    matches!(
+                        i.kind,
+                        ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. }
+                    )
+                })
                 .map(|i| i + 1)
                 .unwrap_or(0);
-            let span = items.first().map(|i| i.span).unwrap_or(program.proc(diff_procs[0]).span);
+            let span = items
+                .first()
+                .map(|i| i.span)
+                .unwrap_or(program.proc(diff_procs[0]).span);
             items.insert(
                 at,
                 Item {
@@ -1110,7 +1282,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         self.out.items = items;
         for p in &mut self.out.procs {
-            p.origin = if p.origin == ProcOrigin::System { ProcOrigin::System } else { ProcOrigin::User };
+            p.origin = if p.origin == ProcOrigin::System {
+                ProcOrigin::System
+            } else {
+                ProcOrigin::User
+            };
         }
         self.out
     }
@@ -1142,14 +1318,19 @@ static double aioli_digamma(double x)
 
 fn calls_digamma(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Intrinsic { call, args } => call.func == MathFn::Digamma || args.iter().any(calls_digamma),
+        ExprKind::Intrinsic { call, args } => {
+            call.func == MathFn::Digamma || args.iter().any(calls_digamma)
+        }
         ExprKind::Index { base, index } => calls_digamma(base) || calls_digamma(index),
         ExprKind::Field { base, .. } => calls_digamma(base),
-        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::Unary { arg: x, .. } | ExprKind::Cast { arg: x, .. } => {
-            calls_digamma(x)
-        }
+        ExprKind::Deref(x)
+        | ExprKind::AddrOf(x)
+        | ExprKind::Unary { arg: x, .. }
+        | ExprKind::Cast { arg: x, .. } => calls_digamma(x),
         ExprKind::Binary { lhs, rhs, .. } => calls_digamma(lhs) || calls_digamma(rhs),
-        ExprKind::Cond { cond, then, other } => calls_digamma(cond) || calls_digamma(then) || calls_digamma(other),
+        ExprKind::Cond { cond, then, other } => {
+            calls_digamma(cond) || calls_digamma(then) || calls_digamma(other)
+        }
         _ => false,
     }
 }
@@ -1169,16 +1350,25 @@ fn same_address_twice(s: &Stmt) -> bool {
                 ExprKind::Var(v) => Some((*v, 0)),
                 _ => None,
             },
-            ExprKind::Binary { op: BinOp::Add, lhs, rhs } => match (&lhs.kind, &rhs.kind) {
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } => match (&lhs.kind, &rhs.kind) {
                 (ExprKind::Var(v), ExprKind::IntConst { value, .. }) => Some((*v, *value)),
                 _ => None,
             },
             _ => None,
         }
     }
-    let StmtKind::Call { args, .. } = &s.kind else { return false };
+    let StmtKind::Call { args, .. } = &s.kind else {
+        return false;
+    };
     let addrs: Vec<_> = args.iter().filter_map(address).collect();
-    addrs.iter().enumerate().any(|(i, a)| addrs[i + 1..].contains(a))
+    addrs
+        .iter()
+        .enumerate()
+        .any(|(i, a)| addrs[i + 1..].contains(a))
 }
 
 fn pointee_of(program: &Program, ty: &QualType) -> Option<QualType> {
@@ -1198,9 +1388,10 @@ fn collect_syms(e: &Expr, out: &mut HashSet<SymId>) {
             collect_syms(index, out);
         }
         ExprKind::Field { base, .. } => collect_syms(base, out),
-        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::Unary { arg: x, .. } | ExprKind::Cast { arg: x, .. } => {
-            collect_syms(x, out)
-        }
+        ExprKind::Deref(x)
+        | ExprKind::AddrOf(x)
+        | ExprKind::Unary { arg: x, .. }
+        | ExprKind::Cast { arg: x, .. } => collect_syms(x, out),
         ExprKind::SizeOfExpr(x) => collect_syms(x, out),
         ExprKind::Binary { lhs, rhs, .. } => {
             collect_syms(lhs, out);
@@ -1240,7 +1431,10 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             Val::Proc(p) => {
                 let proc = self.program.proc(*p);
                 match &proc.body {
-                    Some(b) => View::Node("function", vec![Val::Proc(*p), Val::Formals(*p, 0), Val::Stmts(&b.stmts)]),
+                    Some(b) => View::Node(
+                        "function",
+                        vec![Val::Proc(*p), Val::Formals(*p, 0), Val::Stmts(&b.stmts)],
+                    ),
                     None => View::Opaque,
                 }
             }
@@ -1276,7 +1470,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     StmtKind::Call { args, .. } => args.len(),
                     _ => 0,
                 };
-                if *i < n { View::Cons(Val::Arg(s, *i), Val::Args(s, i + 1)) } else { View::Nil }
+                if *i < n {
+                    View::Cons(Val::Arg(s, *i), Val::Args(s, i + 1))
+                } else {
+                    View::Nil
+                }
             }
             Val::Case(c) => View::Node("case", vec![Val::Stmts(&c.body)]),
             Val::Declarator(d) => View::Node(
@@ -1306,7 +1504,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
 
     fn describe(&self, v: &Val<'a>) -> String {
         match v {
-            Val::Stmt(s) => format!("the statement at byte {} ({:?})", s.span.lo, std::mem::discriminant(&s.kind)),
+            Val::Stmt(s) => format!(
+                "the statement at byte {} ({:?})",
+                s.span.lo,
+                std::mem::discriminant(&s.kind)
+            ),
             Val::Expr(e) => format!("an expression at byte {}", e.span.lo),
             Val::Proc(p) => format!("procedure '{}'", self.program.proc(*p).name),
             Val::Sym(s) => format!("variable '{}'", self.program.sym(*s).name),
@@ -1355,7 +1557,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 Some(s) => self.is_live(s),
                 None => true,
             },
-            "isActiveCall" => self.stmt().is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
+            "isActiveCall" => self
+                .stmt()
+                .is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
             "isActiveExpr" => {
                 let e = self.expr_of(subject)?;
                 match subject {
@@ -1381,7 +1585,10 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let e = self.expr_of(subject)?;
                 self.out.is_real(&e.ty.ty)
             }
-            "isExpr" => matches!(subject, Val::Expr(_) | Val::Init(Init::Expr(_)) | Val::Arg(..)),
+            "isExpr" => matches!(
+                subject,
+                Val::Expr(_) | Val::Init(Init::Expr(_)) | Val::Arg(..)
+            ),
             "isDiffProc" => match subject {
                 Val::Proc(p) => self.dprocs.contains_key(p),
                 _ => false,
@@ -1391,7 +1598,10 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 _ => false,
             },
             "hasDerivative" => match subject {
-                Val::Proc(p) => self.rules.derivatives.contains_key(&self.program.proc(*p).name),
+                Val::Proc(p) => self
+                    .rules
+                    .derivatives
+                    .contains_key(&self.program.proc(*p).name),
                 _ => false,
             },
             "isDiffFormalArg" => match subject {
@@ -1409,13 +1619,21 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
         Ok(r)
     }
 
-    fn build(&mut self, head: &str, args: Vec<Val<'a>>, node: &Val<'a>, rule: &str) -> Result<Val<'a>, ApplyError> {
+    fn build(
+        &mut self,
+        head: &str,
+        args: Vec<Val<'a>>,
+        node: &Val<'a>,
+        rule: &str,
+    ) -> Result<Val<'a>, ApplyError> {
         let count = args.len();
         let arity = |n: usize| -> Result<(), ApplyError> {
             if count == n {
                 Ok(())
             } else {
-                Err(ApplyError::new(format!("constructor '{head}' takes {n} arguments, got {count}")))
+                Err(ApplyError::new(format!(
+                    "constructor '{head}' takes {n} arguments, got {count}"
+                )))
             }
         };
         let mut args = args;
@@ -1446,7 +1664,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let rhs = self.expr_of(&args[1])?;
                 let lhs = self.expr_of(&args[0])?;
                 let rhs = self.convert(rhs, &lhs.ty);
-                let s = self.mk_stmt(StmtKind::Assign { lhs, rhs, sugar: AssignSugar::Plain });
+                let s = self.mk_stmt(StmtKind::Assign {
+                    lhs,
+                    rhs,
+                    sugar: AssignSugar::Plain,
+                });
                 Val::Code(self.tag(vec![s], rule))
             }
             "assign-result" => {
@@ -1458,7 +1680,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let ret = self.program.proc(self.proc).ret.clone();
                 let p = self.var(f);
                 let lhs = Expr::new(ExprKind::Deref(Box::new(p)), ret, self.span());
-                let s = self.mk_stmt(StmtKind::Assign { lhs, rhs: e, sugar: AssignSugar::Plain });
+                let s = self.mk_stmt(StmtKind::Assign {
+                    lhs,
+                    rhs: e,
+                    sugar: AssignSugar::Plain,
+                });
                 Val::Code(self.tag(vec![s], rule))
             }
             "return" => {
@@ -1479,7 +1705,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "if" => {
                 arity(3)?;
-                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'if' rebuilds an if")) };
+                let Val::Stmt(orig) = node else {
+                    return Err(ApplyError::new("'if' rebuilds an if"));
+                };
                 let StmtKind::If { cond, then, other } = &orig.kind else {
                     return Err(ApplyError::new("'if' rebuilds an if"));
                 };
@@ -1487,7 +1715,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let t_code = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
                 let other = match other {
                     Some(o) if !e_code.is_empty() => Some(self.block_like(o, e_code)),
-                    Some(o) => Some(self.block_like(o, e_code)).filter(|b| !b.stmts.is_empty() || !o.stmts.is_empty()),
+                    Some(o) => Some(self.block_like(o, e_code))
+                        .filter(|b| !b.stmts.is_empty() || !o.stmts.is_empty()),
                     None if !e_code.is_empty() => Some(Block {
                         stmts: e_code,
                         scope: then.scope,
@@ -1507,7 +1736,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 Val::Code(self.tag(vec![s], rule))
             }
             "for" | "while" | "do-while" => {
-                let Val::Stmt(orig) = node else { return Err(ApplyError::new("loops rebuild a loop")) };
+                let Val::Stmt(orig) = node else {
+                    return Err(ApplyError::new("loops rebuild a loop"));
+                };
                 let StmtKind::Loop { header, body } = &orig.kind else {
                     return Err(ApplyError::new("loops rebuild a loop"));
                 };
@@ -1517,7 +1748,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                         arity(3)?;
                         let step = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
                         let init = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
-                        LoopHeader::For { init, cond: cond.clone(), step }
+                        LoopHeader::For {
+                            init,
+                            cond: cond.clone(),
+                            step,
+                        }
                     }
                     h => h.clone(),
                 };
@@ -1532,7 +1767,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "switch" => {
                 arity(1)?;
-                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'switch' rebuilds a switch")) };
+                let Val::Stmt(orig) = node else {
+                    return Err(ApplyError::new("'switch' rebuilds a switch"));
+                };
                 let StmtKind::Switch { selector, .. } = &orig.kind else {
                     return Err(ApplyError::new("'switch' rebuilds a switch"));
                 };
@@ -1540,7 +1777,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 for c in self.list_of(args.pop().unwrap_or(Val::List(vec![])))? {
                     match c {
                         Val::NewCase(c) => cases.push(c),
-                        other => return Err(ApplyError::new(format!("a switch holds cases, not {}", self.describe(&other)))),
+                        other => {
+                            return Err(ApplyError::new(format!(
+                                "a switch holds cases, not {}",
+                                self.describe(&other)
+                            )));
+                        }
                     }
                 }
                 // C needs a statement after the last label.
@@ -1550,21 +1792,33 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     last.body.push(self.mk_stmt(StmtKind::Empty));
                 }
                 let s = Stmt {
-                    kind: StmtKind::Switch { selector: selector.clone(), cases },
+                    kind: StmtKind::Switch {
+                        selector: selector.clone(),
+                        cases,
+                    },
                     ..(*orig).clone()
                 };
                 Val::Code(self.tag(vec![s], rule))
             }
             "case" => {
                 arity(1)?;
-                let Val::Case(orig) = node else { return Err(ApplyError::new("'case' rebuilds a case")) };
+                let Val::Case(orig) = node else {
+                    return Err(ApplyError::new("'case' rebuilds a case"));
+                };
                 let body = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
-                Val::NewCase(SwitchCase { body, ..(*orig).clone() })
+                Val::NewCase(SwitchCase {
+                    body,
+                    ..(*orig).clone()
+                })
             }
             "block" => {
                 arity(1)?;
-                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'block' rebuilds a block")) };
-                let StmtKind::Block(b) = &orig.kind else { return Err(ApplyError::new("'block' rebuilds a block")) };
+                let Val::Stmt(orig) = node else {
+                    return Err(ApplyError::new("'block' rebuilds a block"));
+                };
+                let StmtKind::Block(b) = &orig.kind else {
+                    return Err(ApplyError::new("'block' rebuilds a block"));
+                };
                 let code = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
                 let s = Stmt {
                     kind: StmtKind::Block(self.block_like(b, code)),
@@ -1574,7 +1828,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "decl" => {
                 arity(1)?;
-                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'decl' rebuilds a declaration")) };
+                let Val::Stmt(orig) = node else {
+                    return Err(ApplyError::new("'decl' rebuilds a declaration"));
+                };
                 let StmtKind::Decl { storage, .. } = &orig.kind else {
                     return Err(ApplyError::new("'decl' rebuilds a declaration"));
                 };
@@ -1582,7 +1838,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 for d in self.list_of(args.pop().unwrap_or(Val::List(vec![])))? {
                     match d {
                         Val::NewDecl(d) => decls.push(d),
-                        other => return Err(ApplyError::new(format!("a declaration holds declarators, not {}", self.describe(&other)))),
+                        other => {
+                            return Err(ApplyError::new(format!(
+                                "a declaration holds declarators, not {}",
+                                self.describe(&other)
+                            )));
+                        }
                     }
                 }
                 // One declaration per run of declarators of the same base
@@ -1593,11 +1854,19 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     let base = leaf_type(&self.out.symbols[d.sym.index()].ty);
                     let extend = matches!(out.last(), Some(Stmt { kind: StmtKind::Decl { base: b, .. }, .. }) if *b == base);
                     if extend {
-                        if let Some(Stmt { kind: StmtKind::Decl { vars, .. }, .. }) = out.last_mut() {
+                        if let Some(Stmt {
+                            kind: StmtKind::Decl { vars, .. },
+                            ..
+                        }) = out.last_mut()
+                        {
                             vars.push(d);
                         }
                     } else {
-                        let mut s = self.mk_stmt(StmtKind::Decl { base, storage: *storage, vars: vec![d] });
+                        let mut s = self.mk_stmt(StmtKind::Decl {
+                            base,
+                            storage: *storage,
+                            vars: vec![d],
+                        });
                         if first {
                             s.comments.leading = orig.comments.leading.clone();
                             first = false;
@@ -1619,7 +1888,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     Some(v) => Some(Init::Expr(self.expr_of(&v)?)),
                     None => None,
                 };
-                let Some(Val::Sym(s)) = args.pop() else { return Err(ApplyError::new("'declare' names a variable")) };
+                let Some(Val::Sym(s)) = args.pop() else {
+                    return Err(ApplyError::new("'declare' names a variable"));
+                };
                 // A derivative struct keeps only the active fields: its
                 // initialiser list keeps only their items.
                 let init = match (init, self.primal_of(s)) {
@@ -1640,7 +1911,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "zero-init" => {
                 arity(1)?;
-                let Val::Sym(s) = args[0] else { return Err(ApplyError::new("'zero-init' names a variable")) };
+                let Val::Sym(s) = args[0] else {
+                    return Err(ApplyError::new("'zero-init' names a variable"));
+                };
                 let sym = self.program.sym(s);
                 let static_storage = sym.storage == Storage::Static || sym.kind == SymKind::Global;
                 let span = self.span();
@@ -1687,14 +1960,21 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                         self.diff.syms.insert(s);
                         Val::Sym(self.dsym(s))
                     }
-                    other => return Err(ApplyError::new(format!("varName of {}", self.describe(other)))),
+                    other => {
+                        return Err(ApplyError::new(format!(
+                            "varName of {}",
+                            self.describe(other)
+                        )));
+                    }
                 }
             }
             "var" => {
                 arity(1)?;
                 match &args[0] {
                     Val::Sym(s) => Val::New(self.var(*s)),
-                    other => return Err(ApplyError::new(format!("var of {}", self.describe(other)))),
+                    other => {
+                        return Err(ApplyError::new(format!("var of {}", self.describe(other))));
+                    }
                 }
             }
             "index" => {
@@ -1707,11 +1987,20 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     _ => return Err(ApplyError::new("indexing a value that is not an array")),
                 };
                 let span = self.span();
-                Val::New(Expr::new(ExprKind::Index { base: Box::new(b), index: Box::new(i) }, ty, span))
+                Val::New(Expr::new(
+                    ExprKind::Index {
+                        base: Box::new(b),
+                        index: Box::new(i),
+                    },
+                    ty,
+                    span,
+                ))
             }
             "field" => {
                 arity(2)?;
-                let Val::Atom(name) = &args[1] else { return Err(ApplyError::new("'field' takes a field name")) };
+                let Val::Atom(name) = &args[1] else {
+                    return Err(ApplyError::new("'field' takes a field name"));
+                };
                 let b = self.expr_of(&args[0])?;
                 Val::New(self.field(b, name)?)
             }
@@ -1721,7 +2010,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let ty = match self.out.resolve(&p.ty.ty) {
                     Type::Pointer(t) => (**t).clone(),
                     Type::Array { elem, .. } => (**elem).clone(),
-                    _ => return Err(ApplyError::new("dereferencing a value that is not a pointer")),
+                    _ => {
+                        return Err(ApplyError::new(
+                            "dereferencing a value that is not a pointer",
+                        ));
+                    }
                 };
                 let span = self.span();
                 Val::New(Expr::new(ExprKind::Deref(Box::new(p)), ty, span))
@@ -1741,7 +2034,14 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     _ => return Err(ApplyError::new("'cast' rebuilds a cast")),
                 };
                 let span = self.span();
-                Val::New(Expr::new(ExprKind::Cast { to: to.clone(), arg: Box::new(a) }, to, span))
+                Val::New(Expr::new(
+                    ExprKind::Cast {
+                        to: to.clone(),
+                        arg: Box::new(a),
+                    },
+                    to,
+                    span,
+                ))
             }
             "cond" => {
                 arity(3)?;
@@ -1755,7 +2055,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 };
                 let span = self.span();
                 Val::New(Expr::new(
-                    ExprKind::Cond { cond: Box::new(c), then: Box::new(a), other: Box::new(b) },
+                    ExprKind::Cond {
+                        cond: Box::new(c),
+                        then: Box::new(a),
+                        other: Box::new(b),
+                    },
                     ty,
                     span,
                 ))
@@ -1765,11 +2069,20 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let a = self.expr_of(&args[0])?;
                 let ty = a.ty.clone();
                 let span = self.span();
-                Val::New(Expr::new(ExprKind::Unary { op: UnOp::Neg, arg: Box::new(a) }, ty, span))
+                Val::New(Expr::new(
+                    ExprKind::Unary {
+                        op: UnOp::Neg,
+                        arg: Box::new(a),
+                    },
+                    ty,
+                    span,
+                ))
             }
             "real" => {
                 arity(1)?;
-                let Val::Num(x) = args[0] else { return Err(ApplyError::new("'real' takes a number")) };
+                let Val::Num(x) = args[0] else {
+                    return Err(ApplyError::new("'real' takes a number"));
+                };
                 Val::New(self.real(x, QualType::double()))
             }
             "zero" => {
@@ -1809,8 +2122,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     .iter()
                     .map(|v| self.expr_of(v))
                     .collect::<Result<Vec<_>, _>>()?;
-                let Val::Exprs(orig_args) = args[1] else { return Err(ApplyError::new("'chain' takes the call's arguments")) };
-                let Val::Atom(name) = &args[0] else { return Err(ApplyError::new("'chain' takes a function name")) };
+                let Val::Exprs(orig_args) = args[1] else {
+                    return Err(ApplyError::new("'chain' takes the call's arguments"));
+                };
+                let Val::Atom(name) = &args[0] else {
+                    return Err(ApplyError::new("'chain' takes a function name"));
+                };
                 let name = name.to_string();
                 let precision = match self.node_expr(node).map(|e| &e.kind) {
                     Some(ExprKind::Intrinsic { call, .. }) => call.precision,
@@ -1831,8 +2148,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "free-d" => {
                 arity(0)?;
-                let Val::Stmt(orig) = node else { return Err(ApplyError::new("'free-d' follows a free")) };
-                let StmtKind::Free { ptr } = &orig.kind else { return Err(ApplyError::new("'free-d' follows a free")) };
+                let Val::Stmt(orig) = node else {
+                    return Err(ApplyError::new("'free-d' follows a free"));
+                };
+                let StmtKind::Free { ptr } = &orig.kind else {
+                    return Err(ApplyError::new("'free-d' follows a free"));
+                };
                 let dptr = self.dref(ptr)?;
                 let s = self.mk_stmt(StmtKind::Free { ptr: dptr });
                 Val::Code(self.tag(vec![s], rule))
@@ -1840,11 +2161,18 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             "merge" => {
                 arity(2)?;
                 let new = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
-                let Val::Stmts(orig) = args[0] else { return Err(ApplyError::new("'merge' takes the original branch")) };
-                let Some(s) = self.stmt() else { return Err(ApplyError::new("'merge' outside a statement")) };
+                let Val::Stmts(orig) = args[0] else {
+                    return Err(ApplyError::new("'merge' takes the original branch"));
+                };
+                let Some(s) = self.stmt() else {
+                    return Err(ApplyError::new("'merge' outside a statement"));
+                };
                 let entry = self.varied.before.get(&s.id).cloned().unwrap_or_default();
                 let mut code = new;
-                if let (Some(at), Some(end)) = (self.varied.after.get(&s.id).cloned(), self.varied.end_of(orig, &entry)) {
+                if let (Some(at), Some(end)) = (
+                    self.varied.after.get(&s.id).cloned(),
+                    self.varied.end_of(orig, &entry),
+                ) {
                     let scope = self.scope_at(orig.first());
                     let r = self.resets(&at, &end, scope);
                     code.extend(self.tag(r, "tangent/reset-merge"));
@@ -1853,7 +2181,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "loop-entry" => {
                 arity(0)?;
-                let Some(s) = self.stmt() else { return Err(ApplyError::new("'loop-entry' outside a loop")) };
+                let Some(s) = self.stmt() else {
+                    return Err(ApplyError::new("'loop-entry' outside a loop"));
+                };
                 let head = self.varied.header.get(&s.id).cloned().unwrap_or_default();
                 let before = self.varied.before.get(&s.id).cloned().unwrap_or_default();
                 let scope = self.scope_at(None);
@@ -1863,8 +2193,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             "loop-body" => {
                 arity(2)?;
                 let new = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
-                let Val::Stmts(orig) = args[0] else { return Err(ApplyError::new("'loop-body' takes the original body")) };
-                let Some(s) = self.stmt() else { return Err(ApplyError::new("'loop-body' outside a loop")) };
+                let Val::Stmts(orig) = args[0] else {
+                    return Err(ApplyError::new("'loop-body' takes the original body"));
+                };
+                let Some(s) = self.stmt() else {
+                    return Err(ApplyError::new("'loop-body' outside a loop"));
+                };
                 let head = self.varied.header.get(&s.id).cloned().unwrap_or_default();
                 let mut code = new;
                 if let Some(end) = self.varied.end_of(orig, &head) {
@@ -1876,7 +2210,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "before-jump" => {
                 arity(0)?;
-                let Some(s) = self.stmt() else { return Err(ApplyError::new("'before-jump' outside a statement")) };
+                let Some(s) = self.stmt() else {
+                    return Err(ApplyError::new("'before-jump' outside a statement"));
+                };
                 let here = self.varied.before.get(&s.id).cloned().unwrap_or_default();
                 let target = match &s.kind {
                     StmtKind::Break => self
@@ -1904,10 +2240,23 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "exit-resets" => {
                 arity(0)?;
-                let body = self.program.proc(self.proc).body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
-                let entry = self.a.results.get(&self.proc).map(|r| r.varied_entry.clone()).unwrap_or_default();
+                let body = self
+                    .program
+                    .proc(self.proc)
+                    .body
+                    .as_ref()
+                    .map(|b| b.stmts.as_slice())
+                    .unwrap_or(&[]);
+                let entry = self
+                    .a
+                    .results
+                    .get(&self.proc)
+                    .map(|r| r.varied_entry.clone())
+                    .unwrap_or_default();
                 let r = match self.varied.end_of(body, &entry) {
-                    Some(end) if !matches!(body.last().map(|s| &s.kind), Some(StmtKind::Return(_))) => {
+                    Some(end)
+                        if !matches!(body.last().map(|s| &s.kind), Some(StmtKind::Return(_))) =>
+                    {
                         let need = self.exit_needed();
                         let scope = self.scope_at(body.first());
                         self.resets(&need, &end, scope)
@@ -1937,14 +2286,25 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 };
                 if let Some((f, _)) = intrinsic {
                     if args.len() != f.arity() {
-                        return Err(ApplyError::new(format!("'{head}' takes {} arguments", f.arity())));
+                        return Err(ApplyError::new(format!(
+                            "'{head}' takes {} arguments",
+                            f.arity()
+                        )));
                     }
-                    let es = args.iter().map(|a| self.expr_of(a)).collect::<Result<Vec<_>, _>>()?;
+                    let es = args
+                        .iter()
+                        .map(|a| self.expr_of(a))
+                        .collect::<Result<Vec<_>, _>>()?;
                     let rank = match self.precision {
                         Some(RealKind::Float) => 1,
                         Some(RealKind::Double) => 2,
                         Some(RealKind::LongDouble) => 3,
-                        None => es.iter().map(|e| real_rank(&self.out, &e.ty)).max().unwrap_or(2).max(1),
+                        None => es
+                            .iter()
+                            .map(|e| real_rank(&self.out, &e.ty))
+                            .max()
+                            .unwrap_or(2)
+                            .max(1),
                     };
                     let ty = real_of_rank(rank);
                     let (precision, name) = match rank {
@@ -1956,7 +2316,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     let span = self.span();
                     return Ok(Val::New(Expr::new(
                         ExprKind::Intrinsic {
-                            call: Intrinsic { func: f, precision: Some(precision), name },
+                            call: Intrinsic {
+                                func: f,
+                                precision: Some(precision),
+                                name,
+                            },
                             args: es,
                         },
                         ty,
@@ -1996,7 +2360,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let mut live = self.a.is_live_for_diff(self.proc, s.id);
         if !live {
             live = match &s.kind {
-                StmtKind::If { .. } | StmtKind::Loop { .. } | StmtKind::Switch { .. } | StmtKind::Block(_) => {
+                StmtKind::If { .. }
+                | StmtKind::Loop { .. }
+                | StmtKind::Switch { .. }
+                | StmtKind::Block(_) => {
                     let mut inner = Vec::new();
                     match &s.kind {
                         StmtKind::If { then, other, .. } => {
@@ -2005,7 +2372,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         }
                         // The loop control is needed only if the body is.
                         StmtKind::Loop { body, .. } => inner.extend(body.stmts.iter()),
-                        StmtKind::Switch { cases, .. } => inner.extend(cases.iter().flat_map(|c| c.body.iter())),
+                        StmtKind::Switch { cases, .. } => {
+                            inner.extend(cases.iter().flat_map(|c| c.body.iter()))
+                        }
                         StmtKind::Block(b) => inner.extend(b.stmts.iter()),
                         _ => {}
                     }
@@ -2020,10 +2389,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 
     /// Does the statement write a zone that some path after it reads?
     fn writes_read_later(&self, s: &Stmt) -> bool {
-        let (Some(f), Some(r)) = (self.a.facts.get(&self.proc), self.a.results.get(&self.proc)) else {
+        let (Some(f), Some(r)) = (self.a.facts.get(&self.proc), self.a.results.get(&self.proc))
+        else {
             return true;
         };
-        let Some(&i) = f.point_of.get(&s.id) else { return false };
+        let Some(&i) = f.point_of.get(&s.id) else {
+            return false;
+        };
         let writes = &f.points[i].effect.writes;
         if writes.is_empty() {
             return false;
@@ -2090,7 +2462,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             .map(|sm| sm.writes.iter().copied().collect())
             .unwrap_or_default();
         for (z, info) in self.a.locs.zones.iter().enumerate() {
-            if let ObjKind::Target { proc: Some(p), pointer } = self.a.locs.object(info.obj).kind
+            if let ObjKind::Target {
+                proc: Some(p),
+                pointer,
+            } = self.a.locs.object(info.obj).kind
                 && p == self.proc
                 && !info.atom
                 && info.real
@@ -2120,42 +2495,86 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     Type::Array { elem, .. } => (**elem).clone(),
                     _ => return Err(ApplyError::new("indexing a value that is not an array")),
                 };
-                Expr::new(ExprKind::Index { base: Box::new(b), index: index.clone() }, ty, span)
+                Expr::new(
+                    ExprKind::Index {
+                        base: Box::new(b),
+                        index: index.clone(),
+                    },
+                    ty,
+                    span,
+                )
             }
-            ExprKind::Field { base, strukt, field } => {
+            ExprKind::Field {
+                base,
+                strukt,
+                field,
+            } => {
                 let b = self.dref(base)?;
-                let name = self.program.field_name(*strukt, *field).unwrap_or("").to_string();
+                let name = self
+                    .program
+                    .field_name(*strukt, *field)
+                    .unwrap_or("")
+                    .to_string();
                 self.field(b, &name)?
             }
             ExprKind::Deref(p) => {
                 let p = self.dref(p)?;
                 let ty = match self.out.resolve(&p.ty.ty) {
                     Type::Pointer(t) => (**t).clone(),
-                    _ => return Err(ApplyError::new("dereferencing a value that is not a pointer")),
+                    _ => {
+                        return Err(ApplyError::new(
+                            "dereferencing a value that is not a pointer",
+                        ));
+                    }
                 };
                 Expr::new(ExprKind::Deref(Box::new(p)), ty, span)
             }
             ExprKind::Cast { to, arg } => {
                 let a = self.dref(arg)?;
                 let to = self.types.of(&self.out, to);
-                Expr::new(ExprKind::Cast { to: to.clone(), arg: Box::new(a) }, to, span)
+                Expr::new(
+                    ExprKind::Cast {
+                        to: to.clone(),
+                        arg: Box::new(a),
+                    },
+                    to,
+                    span,
+                )
             }
-            _ => return Err(ApplyError::new("this pointer expression has no derivative counterpart")),
+            _ => {
+                return Err(ApplyError::new(
+                    "this pointer expression has no derivative counterpart",
+                ));
+            }
         })
     }
 
     /// `tangent/alloc`: the derivative buffer, allocated zeroed where the
     /// original is allocated.
     fn alloc_d(&mut self, node: &Val<'a>, rule: &str) -> Result<Val<'a>, ApplyError> {
-        let Val::Stmt(orig) = node else { return Err(ApplyError::new("'alloc-d' follows an allocation")) };
-        let StmtKind::Alloc { target, elem, count, form, .. } = &orig.kind else {
+        let Val::Stmt(orig) = node else {
+            return Err(ApplyError::new("'alloc-d' follows an allocation"));
+        };
+        let StmtKind::Alloc {
+            target,
+            elem,
+            count,
+            form,
+            ..
+        } = &orig.kind
+        else {
             return Err(ApplyError::new("'alloc-d' follows an allocation"));
         };
         let dtarget = self.dref(target)?;
         let delem = self.types.of(&self.out, elem);
-        let size = Expr::new(ExprKind::SizeOfType(delem.clone()), QualType::size_t(), self.span());
+        let size = Expr::new(
+            ExprKind::SizeOfType(delem.clone()),
+            QualType::size_t(),
+            self.span(),
+        );
         let cast = match form {
-            crate::il::AllocForm::Malloc { cast, .. } | crate::il::AllocForm::Calloc { cast, .. } => {
+            crate::il::AllocForm::Malloc { cast, .. }
+            | crate::il::AllocForm::Calloc { cast, .. } => {
                 cast.as_ref().map(|c| self.types.of(&self.out, c))
             }
         };
@@ -2164,7 +2583,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             elem: delem,
             count: count.clone(),
             zeroed: true,
-            form: crate::il::AllocForm::Calloc { count: count.clone(), size, cast },
+            form: crate::il::AllocForm::Calloc {
+                count: count.clone(),
+                size,
+                cast,
+            },
             decl_init: false,
         });
         Ok(Val::Code(self.tag(vec![s], rule)))
@@ -2172,10 +2595,17 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 
     /// `tangent/call-active`: `call P_d(ARGS_d)`, the original result
     /// through an extra pointer when the callee's result has a derivative.
-    fn call_d(&mut self, mut args: Vec<Val<'a>>, node: &Val<'a>, rule: &str) -> Result<Val<'a>, ApplyError> {
+    fn call_d(
+        &mut self,
+        mut args: Vec<Val<'a>>,
+        node: &Val<'a>,
+        rule: &str,
+    ) -> Result<Val<'a>, ApplyError> {
         let result = args.pop().unwrap_or(Val::Atom("none".into()));
         let dargs = self.list_of(args.pop().unwrap_or(Val::List(vec![])))?;
-        let Some(Val::Proc(callee)) = args.pop() else { return Err(ApplyError::new("'call-d' names the callee")) };
+        let Some(Val::Proc(callee)) = args.pop() else {
+            return Err(ApplyError::new("'call-d' names the callee"));
+        };
         let Some(&dcallee) = self.dprocs.get(&callee) else {
             return Err(ApplyError::new(format!(
                 "'{}' is called actively but is not differentiated",
@@ -2186,7 +2616,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         for a in &dargs {
             es.push(self.expr_of(a)?);
         }
-        let Val::Stmt(orig) = node else { return Err(ApplyError::new("'call-d' follows a call")) };
+        let Val::Stmt(orig) = node else {
+            return Err(ApplyError::new("'call-d' follows a call"));
+        };
         let mut pre = Vec::new();
         let mut post = Vec::new();
         let call_result = if self.result_is_diff(callee) {
@@ -2207,15 +2639,26 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         // float): the pointer must have the result's type.
                         let t = self.temp(&ret, "result")?;
                         pre.push(t.1);
-                        post.push(self.mk_stmt(StmtKind::Assign { lhs: r, rhs: t.0.clone(), sugar: AssignSugar::Plain }));
+                        post.push(self.mk_stmt(StmtKind::Assign {
+                            lhs: r,
+                            rhs: t.0.clone(),
+                            sugar: AssignSugar::Plain,
+                        }));
                         t.0
                     }
                 }
             };
             let span = self.span();
-            es.push(Expr::new(ExprKind::AddrOf(Box::new(res.clone())), ret.clone().pointer_to(), span));
+            es.push(Expr::new(
+                ExprKind::AddrOf(Box::new(res.clone())),
+                ret.clone().pointer_to(),
+                span,
+            ));
             let dres = match &result {
-                Val::Expr(r) if self.diff.is_diff_ref(&self.out, r) && self.derivative_needed_after(&Val::Expr(r)) => {
+                Val::Expr(r)
+                    if self.diff.is_diff_ref(&self.out, r)
+                        && self.derivative_needed_after(&Val::Expr(r)) =>
+                {
                     Some(engine::apply(self.rules, self, "ref", &Val::Expr(r))?.remove(0))
                 }
                 _ => None,
@@ -2254,7 +2697,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             let dr = engine::apply(self.rules, self, "ref", &Val::Expr(r))?.remove(0);
             let lhs = self.expr_of(&dr)?;
             let zero = self.real(0.0, lhs.ty.clone());
-            let z = self.mk_stmt(StmtKind::Assign { lhs, rhs: zero, sugar: AssignSugar::Plain });
+            let z = self.mk_stmt(StmtKind::Assign {
+                lhs,
+                rhs: zero,
+                sugar: AssignSugar::Plain,
+            });
             code.extend(self.tag(vec![z], rule));
         }
         Ok(Val::Code(code))
@@ -2274,7 +2721,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let id = SymId(self.out.symbols.len() as u32);
         self.out.symbols.push(Symbol {
             name: name.clone(),
-            ty: QualType { is_const: false, ..ty.clone() },
+            ty: QualType {
+                is_const: false,
+                ..ty.clone()
+            },
             kind: SymKind::Local,
             storage: Storage::Auto,
             scope: body_scope,
@@ -2284,7 +2734,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let d = self.mk_stmt(StmtKind::Decl {
             base: leaf_type(ty),
             storage: Storage::Auto,
-            vars: vec![Declarator { sym: id, init: None }],
+            vars: vec![Declarator {
+                sym: id,
+                init: None,
+            }],
         });
         Ok((self.var(id), d))
     }
@@ -2299,7 +2752,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         // A parameter named like the procedure hides it inside the body;
         // a recursive passive call would then fail: rename in that case.
         let calls_itself = self.calls_itself(p);
-        let name = if calls_itself { self.namer.fresh_local(&format!("{}0", orig.name)) } else { orig.name.clone() };
+        let name = if calls_itself {
+            self.namer.fresh_local(&format!("{}0", orig.name))
+        } else {
+            orig.name.clone()
+        };
         let id = SymId(self.out.symbols.len() as u32);
         self.out.symbols.push(Symbol {
             name: name.clone(),
@@ -2334,13 +2791,21 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             match f {
                 Val::Formal(_, i) => params.push(orig.params[i]),
                 Val::Sym(s) => params.push(s),
-                other => return Err(ApplyError::new(format!("a formal list holds {}", self.describe(&other)))),
+                other => {
+                    return Err(ApplyError::new(format!(
+                        "a formal list holds {}",
+                        self.describe(&other)
+                    )));
+                }
             }
         }
         let mut ret = orig.ret.clone();
         if let Some(id) = self.result_param {
             params.push(id);
-            ret = QualType { is_const: false, ..self.types.of(&self.out, &orig.ret) };
+            ret = QualType {
+                is_const: false,
+                ..self.types.of(&self.out, &orig.ret)
+            };
         }
         let mut body_code = self.code_of(body_val)?;
         // `(void)xd;` for a derivative parameter the body never reads, so
@@ -2357,7 +2822,14 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 let span = self.span();
                 let v = self.var(prm);
                 let void = QualType::void();
-                let cast = Expr::new(ExprKind::Cast { to: void.clone(), arg: Box::new(v) }, void, span);
+                let cast = Expr::new(
+                    ExprKind::Cast {
+                        to: void.clone(),
+                        arg: Box::new(v),
+                    },
+                    void,
+                    span,
+                );
                 voids.push(self.mk_stmt(StmtKind::Discard(cast)));
             }
         }
@@ -2365,12 +2837,18 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         head.extend(voids);
         head.extend(body_code);
         body_code = head;
-        let Some(ob) = &orig.body else { return Err(ApplyError::new("a procedure without a body")) };
+        let Some(ob) = &orig.body else {
+            return Err(ApplyError::new("a procedure without a body"));
+        };
         let d = self.dprocs[&p];
         let dp = &mut self.out.procs[d.index()];
         dp.params = params;
         dp.ret = ret;
-        dp.storage = if orig.storage == Storage::Static { Storage::Static } else { Storage::Auto };
+        dp.storage = if orig.storage == Storage::Static {
+            Storage::Static
+        } else {
+            Storage::Auto
+        };
         dp.body = Some(Block {
             stmts: body_code,
             scope: ob.scope,
@@ -2386,13 +2864,21 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     fn view_stmt(&self, s: &'a Stmt) -> View<Val<'a>> {
         let none = || Val::Atom("none".into());
         match &s.kind {
-            StmtKind::Assign { lhs, rhs, .. } => View::Node("assign", vec![Val::Expr(lhs), Val::Expr(rhs)]),
+            StmtKind::Assign { lhs, rhs, .. } => {
+                View::Node("assign", vec![Val::Expr(lhs), Val::Expr(rhs)])
+            }
             StmtKind::Call { result, callee, .. } => View::Node(
                 "call",
-                vec![Val::Proc(*callee), Val::Args(s, 0), result.as_ref().map(Val::Expr).unwrap_or_else(none)],
+                vec![
+                    Val::Proc(*callee),
+                    Val::Args(s, 0),
+                    result.as_ref().map(Val::Expr).unwrap_or_else(none),
+                ],
             ),
             StmtKind::Decl { vars, .. } => View::Node("decl", vec![Val::Decls(vars)]),
-            StmtKind::Alloc { target, count, .. } => View::Node("alloc", vec![Val::Expr(target), Val::Expr(count)]),
+            StmtKind::Alloc { target, count, .. } => {
+                View::Node("alloc", vec![Val::Expr(target), Val::Expr(count)])
+            }
             StmtKind::Free { ptr } => View::Node("free", vec![Val::Expr(ptr)]),
             StmtKind::If { cond, then, other } => View::Node(
                 "if",
@@ -2412,13 +2898,22 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         Val::Stmts(&body.stmts),
                     ],
                 ),
-                LoopHeader::While { cond } => View::Node("while", vec![Val::Expr(cond), Val::Stmts(&body.stmts)]),
-                LoopHeader::DoWhile { cond } => View::Node("do-while", vec![Val::Expr(cond), Val::Stmts(&body.stmts)]),
+                LoopHeader::While { cond } => {
+                    View::Node("while", vec![Val::Expr(cond), Val::Stmts(&body.stmts)])
+                }
+                LoopHeader::DoWhile { cond } => {
+                    View::Node("do-while", vec![Val::Expr(cond), Val::Stmts(&body.stmts)])
+                }
             },
-            StmtKind::Switch { selector, cases } => View::Node("switch", vec![Val::Expr(selector), Val::Cases(cases)]),
+            StmtKind::Switch { selector, cases } => {
+                View::Node("switch", vec![Val::Expr(selector), Val::Cases(cases)])
+            }
             StmtKind::Break => View::Node("break", vec![]),
             StmtKind::Continue => View::Node("continue", vec![]),
-            StmtKind::Return(e) => View::Node("return", vec![e.as_ref().map(Val::Expr).unwrap_or_else(none)]),
+            StmtKind::Return(e) => View::Node(
+                "return",
+                vec![e.as_ref().map(Val::Expr).unwrap_or_else(none)],
+            ),
             StmtKind::Block(b) => View::Node("block", vec![Val::Stmts(&b.stmts)]),
             StmtKind::Empty => View::Node("empty", vec![]),
             StmtKind::Discard(e) => View::Node("discard", vec![Val::Expr(e)]),
@@ -2432,12 +2927,23 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             ExprKind::CharConst { value, .. } => View::Node("char", vec![Val::Num(*value as f64)]),
             ExprKind::StrConst(_) => View::Node("str", vec![]),
             ExprKind::Var(s) => View::Node("var", vec![Val::Sym(*s)]),
-            ExprKind::Index { base, index } => View::Node("index", vec![Val::Expr(base), Val::Expr(index)]),
-            ExprKind::Field { base, strukt, field } => View::Node(
+            ExprKind::Index { base, index } => {
+                View::Node("index", vec![Val::Expr(base), Val::Expr(index)])
+            }
+            ExprKind::Field {
+                base,
+                strukt,
+                field,
+            } => View::Node(
                 "field",
                 vec![
                     Val::Expr(base),
-                    Val::Atom(self.program.field_name(*strukt, *field).unwrap_or("").into()),
+                    Val::Atom(
+                        self.program
+                            .field_name(*strukt, *field)
+                            .unwrap_or("")
+                            .into(),
+                    ),
                 ],
             ),
             ExprKind::Deref(p) => View::Node("deref", vec![Val::Expr(p)]),
@@ -2451,24 +2957,36 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 },
                 vec![Val::Expr(arg)],
             ),
-            ExprKind::Binary { op, lhs, rhs } => View::Node(binop_name(*op), vec![Val::Expr(lhs), Val::Expr(rhs)]),
-            ExprKind::Intrinsic { call, args } => {
-                View::Node("intrinsic", vec![Val::Atom(call.func.c_name().into()), Val::Exprs(args)])
+            ExprKind::Binary { op, lhs, rhs } => {
+                View::Node(binop_name(*op), vec![Val::Expr(lhs), Val::Expr(rhs)])
             }
+            ExprKind::Intrinsic { call, args } => View::Node(
+                "intrinsic",
+                vec![Val::Atom(call.func.c_name().into()), Val::Exprs(args)],
+            ),
             ExprKind::Cast { arg, .. } => View::Node("cast", vec![Val::Expr(arg)]),
-            ExprKind::Cond { cond, then, other } => {
-                View::Node("cond", vec![Val::Expr(cond), Val::Expr(then), Val::Expr(other)])
-            }
+            ExprKind::Cond { cond, then, other } => View::Node(
+                "cond",
+                vec![Val::Expr(cond), Val::Expr(then), Val::Expr(other)],
+            ),
             ExprKind::SizeOfType(_) => View::Node("sizeof-type", vec![]),
             ExprKind::SizeOfExpr(x) => View::Node("sizeof", vec![Val::Expr(x)]),
         }
     }
 
     /// Builders that need more than a line.
-    fn build_more(&mut self, head: &str, mut args: Vec<Val<'a>>, node: &Val<'a>, rule: &str) -> Result<Option<Val<'a>>, ApplyError> {
+    fn build_more(
+        &mut self,
+        head: &str,
+        mut args: Vec<Val<'a>>,
+        node: &Val<'a>,
+        rule: &str,
+    ) -> Result<Option<Val<'a>>, ApplyError> {
         Ok(Some(match head {
             "switch-entry" => {
-                let Some(s) = self.stmt() else { return Err(ApplyError::new("'switch-entry' outside a switch")) };
+                let Some(s) = self.stmt() else {
+                    return Err(ApplyError::new("'switch-entry' outside a switch"));
+                };
                 let before = self.varied.before.get(&s.id).cloned().unwrap_or_default();
                 let mut later = self.varied.after.get(&s.id).cloned().unwrap_or_default();
                 if let StmtKind::Switch { cases, .. } = &s.kind {
@@ -2489,9 +3007,18 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 let (Val::Case(case), Some(s)) = (node, self.stmt()) else {
                     return Err(ApplyError::new("'case-merge' inside a case"));
                 };
-                let StmtKind::Switch { cases, .. } = &s.kind else { return Err(ApplyError::new("'case-merge' inside a switch")) };
-                let i = cases.iter().position(|c| std::ptr::eq(c, *case)).unwrap_or(0);
-                let start = |c: &SwitchCase| c.body.first().and_then(|f| self.varied.before.get(&f.id).cloned());
+                let StmtKind::Switch { cases, .. } = &s.kind else {
+                    return Err(ApplyError::new("'case-merge' inside a switch"));
+                };
+                let i = cases
+                    .iter()
+                    .position(|c| std::ptr::eq(c, *case))
+                    .unwrap_or(0);
+                let start = |c: &SwitchCase| {
+                    c.body
+                        .first()
+                        .and_then(|f| self.varied.before.get(&f.id).cloned())
+                };
                 let next = cases[i + 1..]
                     .iter()
                     .find_map(start)
@@ -2518,9 +3045,14 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                             // `&w[i]`: the callee may read w[i], w[i+1], ...:
                             // a zero array as large as w.
                             ExprKind::AddrOf(r) if matches!(r.kind, ExprKind::Index { .. }) => {
-                                let ExprKind::Index { base, .. } = &r.kind else { unreachable!("matched above") };
+                                let ExprKind::Index { base, .. } = &r.kind else {
+                                    unreachable!("matched above")
+                                };
                                 match &base.kind {
-                                    ExprKind::Var(v) => match self.out.resolve(&self.program.sym(*v).ty.ty) {
+                                    ExprKind::Var(v) => match self
+                                        .out
+                                        .resolve(&self.program.sym(*v).ty.ty)
+                                    {
                                         Type::Array { len: Some(l), .. } if l.value.is_some() => {
                                             self.types.of(&self.out, &self.program.sym(*v).ty)
                                         }
@@ -2530,7 +3062,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                                 }
                             }
                             ExprKind::AddrOf(r) => self.types.of(&self.out, &r.ty),
-                            ExprKind::Var(v) => match self.out.resolve(&self.program.sym(*v).ty.ty) {
+                            ExprKind::Var(v) => match self.out.resolve(&self.program.sym(*v).ty.ty)
+                            {
                                 Type::Array { len: Some(l), .. } if l.value.is_some() => {
                                     self.types.of(&self.out, &self.program.sym(*v).ty)
                                 }
@@ -2547,7 +3080,14 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     }
                     if let StmtKind::Decl { vars, .. } = &mut decl.kind {
                         let span = self.span();
-                        let zero = Expr::new(ExprKind::IntConst { value: 0, text: "0".into() }, QualType::int(), span);
+                        let zero = Expr::new(
+                            ExprKind::IntConst {
+                                value: 0,
+                                text: "0".into(),
+                            },
+                            QualType::int(),
+                            span,
+                        );
                         let _ = zero;
                         vars[0].init = Some(self.zero_init(&ty, span));
                     }
@@ -2556,7 +3096,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                             Type::Array { .. } => var,
                             _ => {
                                 let span = self.span();
-                                Expr::new(ExprKind::AddrOf(Box::new(var.clone())), ty.clone().pointer_to(), span)
+                                Expr::new(
+                                    ExprKind::AddrOf(Box::new(var.clone())),
+                                    ty.clone().pointer_to(),
+                                    span,
+                                )
                             }
                         }
                     } else {
@@ -2565,7 +3109,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     self.dummies.insert(key, (decl, r));
                 }
                 let (decl, r) = self.dummies[&key].clone();
-                if head == "dummy-decl" { Val::Code(self.tag(vec![decl], rule)) } else { Val::New(r) }
+                if head == "dummy-decl" {
+                    Val::Code(self.tag(vec![decl], rule))
+                } else {
+                    Val::New(r)
+                }
             }
             "external-chain" => {
                 let dargs = self
@@ -2574,9 +3122,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     .map(|v| self.expr_of(v))
                     .collect::<Result<Vec<_>, _>>()?;
                 let (Some(Val::Args(s, _)), Some(Val::Proc(p))) = (args.pop(), args.pop()) else {
-                    return Err(ApplyError::new("'external-chain' takes the callee and its arguments"));
+                    return Err(ApplyError::new(
+                        "'external-chain' takes the callee and its arguments",
+                    ));
                 };
-                let StmtKind::Call { args: cargs, .. } = &s.kind else { return Err(ApplyError::new("not a call")) };
+                let StmtKind::Call { args: cargs, .. } = &s.kind else {
+                    return Err(ApplyError::new("not a call"));
+                };
                 let name = self.program.proc(p).name.clone();
                 Val::New(self.chain(&name, cargs, dargs, rule)?)
             }
@@ -2591,7 +3143,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 )));
             }
             "external-outputs" => {
-                let Some(Val::Proc(p)) = args.first() else { return Err(ApplyError::new("'external-outputs' names a callee")) };
+                let Some(Val::Proc(p)) = args.first() else {
+                    return Err(ApplyError::new("'external-outputs' names a callee"));
+                };
                 let proc = self.program.proc(*p);
                 let writes_reals = proc.params.iter().any(|&s| {
                     let ty = &self.program.sym(s).ty;

@@ -39,7 +39,11 @@ struct Walk<'x, 'a> {
 
 impl VariedMap {
     pub fn of(a: &Analysis<'_>, proc: ProcId, body: &[Stmt], scope: ScopeId) -> VariedMap {
-        let entry = a.results.get(&proc).map(|r| r.varied_entry.clone()).unwrap_or_default();
+        let entry = a
+            .results
+            .get(&proc)
+            .map(|r| r.varied_entry.clone())
+            .unwrap_or_default();
         let mut w = Walk {
             a,
             proc,
@@ -118,7 +122,9 @@ impl Walk<'_, '_> {
                     LoopHeader::For { cond: None, .. } => None,
                     _ => Some(at_test.unwrap_or(head)),
                 };
-                breaks.into_iter().fold(test_exits, |acc, b| join(acc, Some(b)))
+                breaks
+                    .into_iter()
+                    .fold(test_exits, |acc, b| join(acc, Some(b)))
             }
             StmtKind::Switch { cases, .. } => {
                 let test = self.point_sets(s).map(|p| p.1).unwrap_or(state);
