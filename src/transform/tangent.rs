@@ -162,19 +162,26 @@ pub fn tangent_full(
         let Some(f) = a.facts.get(&p) else { continue };
         for (&i, site) in &f.calls {
             let stmt = f.points[i].kind.stmt();
-            if site.callee.is_some()
+            if let Some(callee) = site.callee
                 && a.is_active_call(p, stmt.id)
                 && same_address_twice(stmt)
-                && let Some(w) = a.warnings.iter().find(|w| {
-                    w.span == stmt.span && w.message.contains("may designate the same memory")
+                && a.summaries.get(&callee).is_some_and(|sm| {
+                    // Overlap matters only if the callee writes through one.
+                    sm.writes.iter().any(|&z| {
+                        matches!(
+                            a.locs.object(a.locs.zone(z).obj).kind,
+                            ObjKind::Target { proc: Some(q), .. } if q == callee
+                        )
+                    })
                 })
             {
                 return Err(Diagnostic::error(
-                    w.span,
+                    stmt.span,
                     format!(
-                        "{}; this call is active, and aioli does not differentiate calls whose \
-                         arguments overlap (pass separate buffers, or copy one argument first)",
-                        w.message.split(';').next().unwrap_or(&w.message)
+                        "two arguments of '{}' may designate the same memory; this call is active, \
+                         and aioli does not differentiate calls whose arguments overlap (pass \
+                         separate buffers, or copy one argument first)",
+                        program.proc(callee).name
                     ),
                 ));
             }
@@ -1364,7 +1371,15 @@ fn same_address_twice(s: &Stmt) -> bool {
     let StmtKind::Call { args, .. } = &s.kind else {
         return false;
     };
-    let addrs: Vec<_> = args.iter().filter_map(address).collect();
+    // Values passed by value are copies: only pointers can overlap.
+    let addrs: Vec<_> = args
+        .iter()
+        .filter(|a| {
+            matches!(a.ty.ty, Type::Pointer(_) | Type::Array { .. })
+                || matches!(a.kind, ExprKind::AddrOf(_))
+        })
+        .filter_map(address)
+        .collect();
     addrs
         .iter()
         .enumerate()
@@ -2184,7 +2199,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let Some(s) = self.stmt() else {
                     return Err(ApplyError::new("'loop-entry' outside a loop"));
                 };
-                let head = self.varied.header.get(&s.id).cloned().unwrap_or_default();
+                let head = self.loop_merge_set(s.id);
                 let before = self.varied.before.get(&s.id).cloned().unwrap_or_default();
                 let scope = self.scope_at(None);
                 let r = self.resets(&head, &before, scope);
@@ -2199,7 +2214,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let Some(s) = self.stmt() else {
                     return Err(ApplyError::new("'loop-body' outside a loop"));
                 };
-                let head = self.varied.header.get(&s.id).cloned().unwrap_or_default();
+                let head = self.loop_merge_set(s.id);
                 let mut code = new;
                 if let Some(end) = self.varied.end_of(orig, &head) {
                     let scope = self.scope_at(orig.first());
@@ -2228,7 +2243,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                         .rev()
                         .skip(1)
                         .find(|t| matches!(t.kind, StmtKind::Loop { .. }))
-                        .and_then(|t| self.varied.header.get(&t.id).cloned()),
+                        .map(|t| self.loop_merge_set(t.id)),
                     _ => Some(self.exit_needed()),
                 };
                 let scope = self.scope_at(None);
@@ -3168,6 +3183,18 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             }
             _ => return Ok(None),
         }))
+    }
+
+    /// What must hold its true derivative at a loop's header: what is
+    /// varied there, and what is varied after the loop (through a `break`)
+    /// since the test's exit edge leaves from the header
+    /// (`tangent/reset-merge`).
+    fn loop_merge_set(&self, id: StmtId) -> Set {
+        let mut set = self.varied.header.get(&id).cloned().unwrap_or_default();
+        if let Some(after) = self.varied.after.get(&id) {
+            set.extend(after.iter().copied());
+        }
+        set
     }
 
     fn is_system(&self, p: ProcId) -> bool {
