@@ -278,7 +278,8 @@ pub fn tangent_full(
     Ok((out, trace, info))
 }
 
-fn renumber(stmts: &mut [Stmt], n: &mut u32) {
+/// Gives a procedure's statements the ids 0, 1, ... in tree order.
+pub(crate) fn renumber(stmts: &mut [Stmt], n: &mut u32) {
     for s in stmts {
         s.id = StmtId(*n);
         *n += 1;

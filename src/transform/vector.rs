@@ -175,7 +175,7 @@ impl<'i> Vectorizer<'i> {
         for p in &mut self.p.procs {
             if let Some(b) = &mut p.body {
                 let mut n = 0;
-                renumber(&mut b.stmts, &mut n);
+                super::tangent::renumber(&mut b.stmts, &mut n);
                 p.stmt_count = n;
             }
         }
@@ -2065,33 +2065,6 @@ fn global_writers(p: &Program, dsyms: &HashSet<SymId>, dprocs: &[ProcId]) -> Has
         }
         if writers.len() == before {
             return writers;
-        }
-    }
-}
-
-fn renumber(stmts: &mut [Stmt], n: &mut u32) {
-    for s in stmts {
-        s.id = StmtId(*n);
-        *n += 1;
-        match &mut s.kind {
-            StmtKind::If { then, other, .. } => {
-                renumber(&mut then.stmts, n);
-                if let Some(o) = other {
-                    renumber(&mut o.stmts, n);
-                }
-            }
-            StmtKind::Loop { header, body } => {
-                if let LoopHeader::For { init, step, .. } = header {
-                    renumber(init, n);
-                    renumber(step, n);
-                }
-                renumber(&mut body.stmts, n);
-            }
-            StmtKind::Switch { cases, .. } => {
-                cases.iter_mut().for_each(|c| renumber(&mut c.body, n))
-            }
-            StmtKind::Block(b) => renumber(&mut b.stmts, n),
-            _ => {}
         }
     }
 }
