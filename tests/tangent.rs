@@ -473,3 +473,16 @@ fn one_buffer_passed_twice_to_an_active_call_is_refused() {
     assert!(err.contains("arguments overlap"), "{err}");
     assert!(err.contains("alias.c:7:5"), "{err}");
 }
+
+#[test]
+fn a_global_passed_by_address_to_a_callee_using_it_by_name_is_refused() {
+    // `g(&s)` where g also writes `s` by name: the callee's analysis treats
+    // `*out` and `s` as distinct, so the derivative would be wrong.
+    let c = "double s;\nstatic void g(double u, double *out)\n{\n    s = u * u;\n    *out = *out * s;\n}\nvoid f(double a, double *y)\n{\n    s = a;\n    g(2.0, &s);\n    *y = s;\n}\n";
+    let err = tangent_of_text("gal.c", c, "f(y)/(a)", &[]).unwrap_err();
+    assert!(err.contains("address of global 's'"), "{err}");
+    assert!(err.contains("gal.c:10:5"), "{err}");
+    // Passing a different global is fine.
+    let ok = "double s;\ndouble t;\nstatic void g(double u, double *out)\n{\n    s = u * u;\n    *out = *out * s;\n}\nvoid f(double a, double *y)\n{\n    t = a;\n    g(2.0, &t);\n    *y = t;\n}\n";
+    tangent_of_text("gal.c", ok, "f(y)/(a)", &[]).expect("distinct globals are differentiated");
+}
