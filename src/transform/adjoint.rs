@@ -1388,14 +1388,39 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         with_adjoints: bool,
     ) {
         let orig = self.program.proc(self.proc).clone();
+        drop_unread_scalars(&mut body, &self.hoisted);
+        let mut used: HashSet<SymId> = HashSet::new();
+        collect_used(&body, &mut used);
+        collect_used(&prologue, &mut used);
         let mut decls = Vec::new();
+        for &s in &params {
+            if !used.contains(&s) {
+                let v = self.var(s);
+                let cast = Expr::new(
+                    ExprKind::Cast {
+                        to: QualType::void(),
+                        arg: Box::new(v),
+                    },
+                    QualType::void(),
+                    self.span(),
+                );
+                decls.push(self.mk(StmtKind::Discard(cast)));
+            }
+        }
         for &s in &self.hoisted {
+            if !used.contains(&s) {
+                continue;
+            }
+            strip_const(&mut self.out.symbols[s.index()].ty);
             let ty = self.out.symbols[s.index()].ty.clone();
             decls.push(self.decl(s, ty, None));
         }
         if with_adjoints {
             let locals = self.locals.clone();
             for (s, init) in locals {
+                if !used.contains(&s) {
+                    continue;
+                }
                 let ty = self.out.symbols[s.index()].ty.clone();
                 decls.push(self.decl(s, ty, init));
             }
@@ -1403,7 +1428,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             // The forward sweep needs only its counters and branch marker.
             let locals = self.locals.clone();
             for (s, _) in locals {
-                if self.counters.values().any(|c| *c == s) || self.branch == Some(s) {
+                if used.contains(&s) {
                     let ty = self.out.symbols[s.index()].ty.clone();
                     decls.push(self.decl(s, ty, None));
                 }
@@ -1634,6 +1659,116 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         items.splice(at..at, gitems);
         self.out.items = items;
         self.out
+    }
+}
+
+/// Removes what the forward sweep writes into hoisted scalars that nothing
+/// reads (their readers were sliced away): `t = f_fwd(x)` keeps the call.
+fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
+    fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
+        for s in stmts {
+            let skip: Option<&Expr> = match &s.kind {
+                StmtKind::Assign { lhs, .. } => Some(lhs),
+                StmtKind::Call { result: Some(r), .. } => Some(r),
+                _ => None,
+            };
+            for e in super::names::stmt_exprs(s) {
+                if skip.is_some_and(|k| std::ptr::eq(k, e)) && matches!(e.kind, ExprKind::Var(_)) {
+                    continue;
+                }
+                visit(e, &mut |x| {
+                    if let ExprKind::Var(v) = x.kind {
+                        out.insert(v);
+                    }
+                });
+            }
+            match &s.kind {
+                StmtKind::If { then, other, .. } => {
+                    reads(&then.stmts, out);
+                    if let Some(o) = other {
+                        reads(&o.stmts, out);
+                    }
+                }
+                StmtKind::Loop { header, body } => {
+                    if let LoopHeader::For { init, step, .. } = header {
+                        reads(init, out);
+                        reads(step, out);
+                    }
+                    reads(&body.stmts, out);
+                }
+                StmtKind::Block(b) => reads(&b.stmts, out),
+                _ => {}
+            }
+        }
+    }
+    fn prune(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
+        stmts.retain(|s| {
+            !matches!(&s.kind, StmtKind::Assign { lhs, .. }
+                if matches!(lhs.kind, ExprKind::Var(v) if dead.contains(&v)))
+        });
+        for s in stmts.iter_mut() {
+            match &mut s.kind {
+                StmtKind::Call { result, .. } => {
+                    if result
+                        .as_ref()
+                        .is_some_and(|r| matches!(r.kind, ExprKind::Var(v) if dead.contains(&v)))
+                    {
+                        *result = None;
+                    }
+                }
+                StmtKind::If { then, other, .. } => {
+                    prune(&mut then.stmts, dead);
+                    if let Some(o) = other {
+                        prune(&mut o.stmts, dead);
+                    }
+                }
+                StmtKind::Loop { header, body } => {
+                    if let LoopHeader::For { init, step, .. } = header {
+                        prune(init, dead);
+                        prune(step, dead);
+                    }
+                    prune(&mut body.stmts, dead);
+                }
+                StmtKind::Block(b) => prune(&mut b.stmts, dead),
+                _ => {}
+            }
+        }
+    }
+    let mut read = HashSet::new();
+    reads(body, &mut read);
+    let dead: HashSet<SymId> = hoisted.iter().copied().filter(|s| !read.contains(s)).collect();
+    if !dead.is_empty() {
+        prune(body, &dead);
+    }
+}
+
+/// Variables a generated body mentions.
+fn collect_used(stmts: &[Stmt], used: &mut HashSet<SymId>) {
+    for s in stmts {
+        for e in super::names::stmt_exprs(s) {
+            visit(e, &mut |x| {
+                if let ExprKind::Var(v) = x.kind {
+                    used.insert(v);
+                }
+            });
+        }
+        match &s.kind {
+            StmtKind::If { then, other, .. } => {
+                collect_used(&then.stmts, used);
+                if let Some(o) = other {
+                    collect_used(&o.stmts, used);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    collect_used(init, used);
+                    collect_used(step, used);
+                }
+                collect_used(&body.stmts, used);
+            }
+            StmtKind::Block(b) => collect_used(&b.stmts, used),
+            _ => {}
+        }
     }
 }
 
@@ -1952,6 +2087,11 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     self.commented.insert(s.id);
                 }
                 AVal::Code(self.tag(code, rule))
+            }
+            "refuse-passive-pointer" => {
+                return Err(ApplyError::new(
+                    "the adjoint mode does not yet pass a zero adjoint buffer for a pointer argument without adjoint",
+                ));
             }
             "push-branch" => {
                 arity(1, &args)?;
