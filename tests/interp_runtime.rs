@@ -247,3 +247,54 @@ fn an_array_comes_back_with_its_uninitialised_cells() {
     let e = m.call("uninit_cells_stay_uninit", vec![]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Uninit);
 }
+
+#[test]
+fn the_interpreter_agrees_with_the_compiled_runtime() {
+    // The same program compiled with the C runtime gives the same values
+    // and the same statistics.
+    let (dir, l) = load_text(PROGRAM);
+    let mut m = machine::<f64>(&l);
+    let out = m.alloc_reals(&double(), &[0.0; 15]);
+    m.call("roundtrip", vec![Value::Real(2.5), Value::Int(100), out])
+        .unwrap();
+    let interpreted = m.read_reals(out, &double(), 15).unwrap();
+
+    let d = dir.path();
+    std::fs::write(
+        d.join("main.c"),
+        r#"#include <stdio.h>
+int roundtrip(double x, int n, double *out);
+int main(void) {
+    double out[15];
+    int i, bad = roundtrip(2.5, 100, out);
+    printf("%d", bad);
+    for (i = 0; i < 15; i++) printf(" %.17g", out[i]);
+    printf("\n");
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = d.join("main");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let built = std::process::Command::new(cc)
+        .args(["-std=c99", "-I"])
+        .arg(d)
+        .args([d.join("stack.c"), d.join("main.c"), d.join("aioli.c")])
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("running the C compiler");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let run = std::process::Command::new(&exe).output().unwrap();
+    assert!(run.status.success());
+    let text = String::from_utf8_lossy(&run.stdout);
+    let mut fields = text.split_whitespace();
+    assert_eq!(fields.next(), Some("0"));
+    let compiled: Vec<f64> = fields.map(|f| f.parse().unwrap()).collect();
+    assert_eq!(compiled, interpreted);
+}
