@@ -1413,7 +1413,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
             strip_const(&mut self.out.symbols[s.index()].ty);
             let ty = self.out.symbols[s.index()].ty.clone();
-            decls.push(self.decl(s, ty, None));
+            // Scalars start at zero: the forward sweep may save a variable
+            // before the original's first assignment to it.
+            let init = match self.out.resolve(&ty.ty) {
+                Type::Real(_) => Some(Init::Expr(self.real(0.0, ty.clone()))),
+                Type::Int { .. } => Some(Init::Expr(self.int(0))),
+                _ => None,
+            };
+            decls.push(self.decl(s, ty, init));
         }
         if with_adjoints {
             let locals = self.locals.clone();
