@@ -1052,6 +1052,28 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         Ok(e)
     }
 
+    /// `isDiff` of a reference, or of an address computed from one (`&r`,
+    /// `p + k`, a cast).
+    fn is_diff_address(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::AddrOf(r) => self.is_diff_address(r),
+            ExprKind::Cast { arg, .. } => self.is_diff_address(arg),
+            ExprKind::Binary {
+                op: BinOp::Add | BinOp::Sub,
+                lhs,
+                rhs,
+            } if is_pointer(self.program, &e.ty) => {
+                if is_pointer(self.program, &lhs.ty) {
+                    self.is_diff_address(lhs)
+                } else {
+                    self.is_diff_address(rhs)
+                }
+            }
+            ExprKind::Var(v) if is_pointer(self.program, &e.ty) => self.diff.syms.contains(v),
+            _ => self.a.is_diff(self.proc, e),
+        }
+    }
+
     fn is_diff_formal(&self, p: ProcId, i: usize) -> bool {
         let proc = self.program.proc(p);
         let Some(&s) = proc.params.get(i) else {
@@ -1388,10 +1410,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         with_adjoints: bool,
     ) {
         let orig = self.program.proc(self.proc).clone();
-        drop_unread_scalars(&mut body, &self.hoisted);
+        let mut all = prologue;
+        all.append(&mut body);
+        drop_unread_scalars(&mut all, &self.hoisted);
+        let mut body = all;
         let mut used: HashSet<SymId> = HashSet::new();
         collect_used(&body, &mut used);
-        collect_used(&prologue, &mut used);
         let mut decls = Vec::new();
         for &s in &params {
             if !used.contains(&s) {
@@ -1441,7 +1465,6 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
             }
         }
-        decls.extend(prologue);
         decls.append(&mut body);
         let scope = orig.body.as_ref().map(|b| b.scope).unwrap_or(orig.scope);
         let p = &mut self.out.procs[id.index()];
@@ -1493,35 +1516,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// at the end of the forward sweep).
     fn read_in(&self, code: &[Stmt]) -> Vec<SymId> {
         let mut used = HashSet::new();
-        fn walk(stmts: &[Stmt], used: &mut HashSet<SymId>) {
-            for s in stmts {
-                for e in super::names::stmt_exprs(s) {
-                    visit(e, &mut |x| {
-                        if let ExprKind::Var(v) = x.kind {
-                            used.insert(v);
-                        }
-                    });
-                }
-                match &s.kind {
-                    StmtKind::If { then, other, .. } => {
-                        walk(&then.stmts, used);
-                        if let Some(o) = other {
-                            walk(&o.stmts, used);
-                        }
-                    }
-                    StmtKind::Loop { header, body } => {
-                        if let LoopHeader::For { init, step, .. } = header {
-                            walk(init, used);
-                            walk(step, used);
-                        }
-                        walk(&body.stmts, used);
-                    }
-                    StmtKind::Block(b) => walk(&b.stmts, used),
-                    _ => {}
-                }
-            }
-        }
-        walk(code, &mut used);
+        reads(code, &mut used);
         let proc = self.program.proc(self.proc);
         let mut out: Vec<SymId> = self
             .hoisted
@@ -1672,80 +1667,85 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
 /// Removes what the forward sweep writes into hoisted scalars that nothing
 /// reads (their readers were sliced away): `t = f_fwd(x)` keeps the call.
 fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
-    fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
-        for s in stmts {
-            let skip: Option<&Expr> = match &s.kind {
-                StmtKind::Assign { lhs, .. } => Some(lhs),
-                StmtKind::Call { result: Some(r), .. } => Some(r),
-                _ => None,
-            };
-            for e in super::names::stmt_exprs(s) {
-                if skip.is_some_and(|k| std::ptr::eq(k, e)) && matches!(e.kind, ExprKind::Var(_)) {
-                    continue;
-                }
-                visit(e, &mut |x| {
-                    if let ExprKind::Var(v) = x.kind {
-                        out.insert(v);
-                    }
-                });
-            }
-            match &s.kind {
-                StmtKind::If { then, other, .. } => {
-                    reads(&then.stmts, out);
-                    if let Some(o) = other {
-                        reads(&o.stmts, out);
-                    }
-                }
-                StmtKind::Loop { header, body } => {
-                    if let LoopHeader::For { init, step, .. } = header {
-                        reads(init, out);
-                        reads(step, out);
-                    }
-                    reads(&body.stmts, out);
-                }
-                StmtKind::Block(b) => reads(&b.stmts, out),
-                _ => {}
-            }
-        }
-    }
-    fn prune(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
-        stmts.retain(|s| {
-            !matches!(&s.kind, StmtKind::Assign { lhs, .. }
-                if matches!(lhs.kind, ExprKind::Var(v) if dead.contains(&v)))
-        });
-        for s in stmts.iter_mut() {
-            match &mut s.kind {
-                StmtKind::Call { result, .. } => {
-                    if result
-                        .as_ref()
-                        .is_some_and(|r| matches!(r.kind, ExprKind::Var(v) if dead.contains(&v)))
-                    {
-                        *result = None;
-                    }
-                }
-                StmtKind::If { then, other, .. } => {
-                    prune(&mut then.stmts, dead);
-                    if let Some(o) = other {
-                        prune(&mut o.stmts, dead);
-                    }
-                }
-                StmtKind::Loop { header, body } => {
-                    if let LoopHeader::For { init, step, .. } = header {
-                        prune(init, dead);
-                        prune(step, dead);
-                    }
-                    prune(&mut body.stmts, dead);
-                }
-                StmtKind::Block(b) => prune(&mut b.stmts, dead),
-                _ => {}
-            }
-        }
-    }
     let mut read = HashSet::new();
     reads(body, &mut read);
     let dead: HashSet<SymId> = hoisted.iter().copied().filter(|s| !read.contains(s)).collect();
     if !dead.is_empty() {
-        prune(body, &dead);
+        prune_writes(body, &dead);
+    }
+}
+
+/// Variables whose values statements read (a variable only assigned is not).
+fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
+    for s in stmts {
+        let skip: Option<&Expr> = match &s.kind {
+            StmtKind::Assign { lhs, .. } => Some(lhs),
+            StmtKind::Call { result: Some(r), .. } => Some(r),
+            _ => None,
+        };
+        for e in super::names::stmt_exprs(s) {
+            if skip.is_some_and(|k| std::ptr::eq(k, e)) && matches!(e.kind, ExprKind::Var(_)) {
+                continue;
+            }
+            visit(e, &mut |x| {
+                if let ExprKind::Var(v) = x.kind {
+                    out.insert(v);
+                }
+            });
+        }
+        match &s.kind {
+            StmtKind::If { then, other, .. } => {
+                reads(&then.stmts, out);
+                if let Some(o) = other {
+                    reads(&o.stmts, out);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    reads(init, out);
+                    reads(step, out);
+                }
+                reads(&body.stmts, out);
+            }
+            StmtKind::Block(b) => reads(&b.stmts, out),
+            _ => {}
+        }
+    }
+}
+
+/// Drops assignments to the variables of `dead`, and the results of calls
+/// stored into them.
+fn prune_writes(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
+    stmts.retain(|s| {
+        !matches!(&s.kind, StmtKind::Assign { lhs, .. }
+            if matches!(lhs.kind, ExprKind::Var(v) if dead.contains(&v)))
+    });
+    for s in stmts.iter_mut() {
+        match &mut s.kind {
+            StmtKind::Call { result, .. } => {
+                if result
+                    .as_ref()
+                    .is_some_and(|r| matches!(r.kind, ExprKind::Var(v) if dead.contains(&v)))
+                {
+                    *result = None;
+                }
+            }
+            StmtKind::If { then, other, .. } => {
+                prune_writes(&mut then.stmts, dead);
+                if let Some(o) = other {
+                    prune_writes(&mut o.stmts, dead);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    prune_writes(init, dead);
+                    prune_writes(step, dead);
+                }
+                prune_writes(&mut body.stmts, dead);
+            }
+            StmtKind::Block(b) => prune_writes(&mut b.stmts, dead),
+            _ => {}
+        }
     }
 }
 
@@ -1957,7 +1957,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             },
             "isDiff" => orig_expr(subject).is_some_and(|e| {
                 (real_rank(self.program, &e.ty) > 0 || pointee_real(self.program, &e.ty))
-                    && self.a.is_diff(self.proc, e)
+                    && self.is_diff_address(e)
             }),
             "isNone" => matches!(subject, AVal::Atom(a) if &**a == "none"),
             "mayOverlapRhs" => match self.stmt().map(|s| &s.kind) {
