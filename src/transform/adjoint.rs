@@ -103,6 +103,8 @@ const RUNTIME: &[(&str, &str, &[&str])] = &[
     ("aioli_push_control", "void", &["int", "int"]),
     ("aioli_pop_control", "int", &["int"]),
     ("aioli_push_array", "void", &["pointer", "long"]),
+    ("aioli_push_pointer", "void", &["pointer"]),
+    ("aioli_pop_pointer", "pointer", &[]),
     ("aioli_pop_array", "void", &["pointer", "long"]),
 ];
 
@@ -326,13 +328,7 @@ fn refuse_unsupported(
                 StmtKind::Return(_) if !last => {
                     return err(s.span, "a return before the end of the procedure");
                 }
-                StmtKind::Alloc { .. } | StmtKind::Free { .. } => {
-                    return err(s.span, "malloc, calloc and free");
-                }
                 StmtKind::Assign { lhs, .. } => {
-                    if is_pointer(program, &lhs.ty) {
-                        return err(s.span, "assignments to pointers");
-                    }
                     if has_struct(program, &lhs.ty) {
                         return err(s.span, "assignments of whole structs");
                     }
@@ -340,9 +336,6 @@ fn refuse_unsupported(
                 StmtKind::Decl { vars, storage, .. } => {
                     for d in vars {
                         let ty = &program.sym(d.sym).ty;
-                        if is_pointer(program, ty) {
-                            return err(s.span, "local pointer variables");
-                        }
                         if has_struct(program, ty) {
                             return err(s.span, "local struct variables");
                         }
@@ -958,6 +951,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 );
                 self.runtime_call("aioli_push_array", vec![r.clone(), size], None)
             }
+            Type::Pointer(_) => self.runtime_call("aioli_push_pointer", vec![r.clone()], None),
             Type::Real(RealKind::Float) => {
                 self.runtime_call("aioli_push_real4", vec![r.clone()], None)
             }
@@ -981,6 +975,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 );
                 self.runtime_call("aioli_pop_array", vec![r.clone(), size], None)
             }
+            Type::Pointer(_) => self.runtime_call("aioli_pop_pointer", vec![], Some(r.clone())),
             Type::Real(RealKind::Float) => {
                 self.runtime_call("aioli_pop_real4", vec![], Some(r.clone()))
             }
@@ -1035,6 +1030,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 vec![Init::Expr(self.real(0.0, QualType::double()))],
                 self.span(),
             ),
+            Type::Pointer(_) => Init::Expr(self.int(0)),
             _ => Init::Expr(self.real(0.0, ty.clone())),
         }
     }
@@ -1441,7 +1437,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             // before the original's first assignment to it.
             let init = match self.out.resolve(&ty.ty) {
                 Type::Real(_) => Some(Init::Expr(self.real(0.0, ty.clone()))),
-                Type::Int { .. } => Some(Init::Expr(self.int(0))),
+                Type::Int { .. } | Type::Pointer(_) => Some(Init::Expr(self.int(0))),
                 _ => None,
             };
             decls.push(self.decl(s, ty, init));
@@ -1947,6 +1943,10 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             "isRef" => orig_expr(subject).is_some_and(|e| self.a.is_ref(e)),
             "isReal" => orig_expr(subject).is_some_and(|e| real_rank(self.program, &e.ty) > 0),
             "isExpr" => matches!(subject, AVal::Expr(_)),
+            "isPointer" => match subject {
+                AVal::Sym(v) => is_pointer(self.program, &self.program.sym(*v).ty),
+                other => orig_expr(other).is_some_and(|e| is_pointer(self.program, &e.ty)),
+            },
             "isDiff" if matches!(subject, AVal::Sym(_)) => match subject {
                 AVal::Sym(v) => {
                     let ty = &self.program.sym(*v).ty;
@@ -2011,7 +2011,109 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let s = self
                     .stmt()
                     .ok_or_else(|| ApplyError::new("'same' outside a statement"))?;
-                AVal::Code(self.tag(vec![s.clone()], rule))
+                let mut s = s.clone();
+                match &mut s.kind {
+                    StmtKind::Call { decl_init, .. } | StmtKind::Alloc { decl_init, .. } => {
+                        *decl_init = false
+                    }
+                    _ => {}
+                }
+                AVal::Code(self.tag(vec![s], rule))
+            }
+            "assign" => {
+                arity(2, &args)?;
+                let r = self.expr_of(&args[1])?;
+                let l = self.expr_of(&args[0])?;
+                let s = self.assign(l, r, AssignSugar::Plain);
+                AVal::Code(self.tag(vec![s], rule))
+            }
+            "push-adjoint-pointer" | "pop-adjoint-pointer" => {
+                arity(1, &args)?;
+                let lhs = match self.stmt().map(|s| &s.kind) {
+                    Some(StmtKind::Assign { lhs, .. }) => lhs.clone(),
+                    _ => return Err(ApplyError::new(format!("'{head}' outside an assignment"))),
+                };
+                let pb = self.expr_of(&args[0])?;
+                let code = if self.must_save(&lhs) {
+                    vec![if head == "push-adjoint-pointer" {
+                        self.push_of(&pb)
+                    } else {
+                        self.pop_of(&pb)
+                    }]
+                } else {
+                    Vec::new()
+                };
+                AVal::Code(self.tag(code, rule))
+            }
+            "push-var-adjoint" | "pop-var-adjoint" => {
+                arity(1, &args)?;
+                let AVal::Sym(v) = args[0] else {
+                    return Err(ApplyError::new(format!("'{head}' takes a variable")));
+                };
+                let code = if self.must_save_sym(v) {
+                    let vb = self.adjoint_var(v)?;
+                    vec![if head == "push-var-adjoint" {
+                        self.push_of(&vb)
+                    } else {
+                        self.pop_of(&vb)
+                    }]
+                } else {
+                    Vec::new()
+                };
+                AVal::Code(self.tag(code, rule))
+            }
+            "push-pointer" | "pop-pointer" => {
+                arity(1, &args)?;
+                let p = self.expr_of(&args[0])?;
+                let s = if head == "push-pointer" {
+                    self.push_of(&p)
+                } else {
+                    self.pop_of(&p)
+                };
+                AVal::Code(self.tag(vec![s], rule))
+            }
+            "free" => {
+                arity(1, &args)?;
+                let p = self.expr_of(&args[0])?;
+                let s = self.mk(StmtKind::Free { ptr: p });
+                AVal::Code(self.tag(vec![s], rule))
+            }
+            "alloc-adjoint" => {
+                arity(1, &args)?;
+                let tb = self.expr_of(&args[0])?;
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'alloc-adjoint' outside an allocation"))?;
+                let StmtKind::Alloc {
+                    elem, count, form, ..
+                } = &s.kind
+                else {
+                    return Err(ApplyError::new("'alloc-adjoint' outside an allocation"));
+                };
+                let mut belem = elem.clone();
+                strip_const(&mut belem);
+                let size = Expr::new(
+                    ExprKind::SizeOfType(belem.clone()),
+                    QualType::size_t(),
+                    self.span(),
+                );
+                let cast = match form {
+                    crate::il::AllocForm::Malloc { cast, .. }
+                    | crate::il::AllocForm::Calloc { cast, .. } => cast.clone(),
+                };
+                let a = self.mk(StmtKind::Alloc {
+                    target: tb,
+                    elem: belem,
+                    count: count.clone(),
+                    zeroed: true,
+                    form: crate::il::AllocForm::Calloc {
+                        count: count.clone(),
+                        size,
+                        cast,
+                    },
+                    decl_init: false,
+                });
+                AVal::Code(self.tag(vec![a], rule))
             }
             "cons" => {
                 arity(2, &args)?;
