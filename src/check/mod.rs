@@ -11,6 +11,7 @@
 
 pub mod domain;
 pub mod driver;
+pub mod harness;
 pub mod interp_run;
 pub mod pragma;
 pub mod rng;
