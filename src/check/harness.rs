@@ -3163,6 +3163,13 @@ pub(crate) struct Results {
     pub(crate) deps: Vec<DepResults>,
     pub(crate) time_f: Option<Timing>,
     pub(crate) time_fd: Option<Timing>,
+    pub(crate) time_fb: Option<Timing>,
+    /// Adjoint check: `(Σ x̄·ẋ, Σ |x̄·ẋ|)` per `[selection][point]`, the
+    /// selection being a dependent's index, or the number of dependents
+    /// for all of them at once.
+    pub(crate) adj: Vec<Vec<Option<(f64, f64)>>>,
+    /// Bytes pushed by one call of `f_b`, and the stack's peak.
+    pub(crate) stack: Option<(u64, u64)>,
 }
 
 pub(crate) fn parse_output(plan: &Plan, points: usize, text: &str) -> Result<Results, CheckError> {
@@ -3186,7 +3193,9 @@ pub(crate) fn parse_output(plan: &Plan, points: usize, text: &str) -> Result<Res
             }
         })
         .collect();
-    let (mut time_f, mut time_fd, mut ended) = (None, None, false);
+    let (mut time_f, mut time_fd, mut time_fb, mut ended) = (None, None, None, false);
+    let mut adj = vec![vec![None; points]; plan.deps.len() + 1];
+    let mut stack = None;
     for (lineno, line) in text.lines().enumerate() {
         // The procedures may print too, even on the same line.
         let Some(at) = line.find("@aioli ") else {
@@ -3212,8 +3221,28 @@ pub(crate) fn parse_output(plan: &Plan, points: usize, text: &str) -> Result<Res
                 match words[2] {
                     "f" => time_f = Some(t),
                     "f_d" => time_fd = Some(t),
+                    "f_b" => time_fb = Some(t),
                     _ => return Err(bad()),
                 }
+            }
+            Some("adj") if words.len() == 6 => {
+                let sel: i64 = words[2].parse().map_err(|_| bad())?;
+                let p: usize = words[3].parse().map_err(|_| bad())?;
+                let sel = if sel < 0 {
+                    plan.deps.len()
+                } else {
+                    sel as usize
+                };
+                if sel > plan.deps.len() || p >= points {
+                    return Err(bad());
+                }
+                adj[sel][p] = Some((float(words[4])?, float(words[5])?));
+            }
+            Some("stack") if words.len() == 4 => {
+                stack = Some((
+                    words[2].parse().map_err(|_| bad())?,
+                    words[3].parse().map_err(|_| bad())?,
+                ));
             }
             Some(kind @ ("dep" | "primal")) => {
                 let d = *by_name
@@ -3266,6 +3295,9 @@ pub(crate) fn parse_output(plan: &Plan, points: usize, text: &str) -> Result<Res
         deps,
         time_f,
         time_fd,
+        time_fb,
+        adj,
+        stack,
     })
 }
 
