@@ -390,7 +390,13 @@ pub fn check_adjoint(
     let tangent = &tloaded.program;
     let tangent_proc = find_tangent_proc(program, head.proc, tangent)?;
     let tsig = match_signature(program, head.proc, tangent, tangent_proc)?;
-    let aloaded = load_derivative(Flavor::Adjoint, adjoint_path, original_path, &options.front)?;
+    // The runtime goes into the work directory first: the adjoint file
+    // includes its header, for aioli's front end and for `cc` alike.
+    let dir = WorkDir::new(options.keep_dir.as_deref())?;
+    crate::runtime::write(&dir.path).map_err(io_error("writing the runtime"))?;
+    let mut front = options.front.clone();
+    front.include_dirs.push(dir.path.clone());
+    let aloaded = load_derivative(Flavor::Adjoint, adjoint_path, original_path, &front)?;
     let adjoint = &aloaded.program;
     let adjoint_proc = find_adjoint_proc(program, head.proc, adjoint)?;
     let asig = match_adjoint_signature(program, head.proc, adjoint, adjoint_proc)?;
@@ -445,8 +451,6 @@ pub fn check_adjoint(
         options.time_budget_ms,
         Some(&extra),
     )?;
-    let dir = WorkDir::new(options.keep_dir.as_deref())?;
-    crate::runtime::write(&dir.path).map_err(io_error("writing the runtime"))?;
     let driver_path = dir.path.join("driver.c");
     std::fs::write(&driver_path, source)
         .map_err(io_error(format!("writing {}", driver_path.display())))?;
