@@ -102,6 +102,8 @@ enum Command {
         /// Split mode for every call: f_fwd and f_bwd.
         #[arg(long)]
         split: bool,
+        #[command(flatten)]
+        rules: RuleOptions,
     },
     /// Validates the derivatives numerically (CONTRACT §6).
     Check {
@@ -162,7 +164,14 @@ fn main() -> ExitCode {
             vector,
             rules,
         } => tangent(&file, &head, out.as_deref(), &pp, vector, &rules),
-        Command::Adjoint { file, pp, .. } => not_yet("adjoint", &file, &pp),
+        Command::Adjoint {
+            file,
+            head,
+            out,
+            pp,
+            split,
+            rules,
+        } => adjoint_command(&file, &head, out.as_deref(), &pp, split, &rules),
         Command::Check {
             file,
             head,
@@ -333,6 +342,71 @@ fn tangent(
     ExitCode::SUCCESS
 }
 
+/// `aioli adjoint`: writes FILE_b.c.
+fn adjoint_command(
+    file: &Path,
+    heads: &[String],
+    out: Option<&Path>,
+    pp: &Preprocessing,
+    split: bool,
+    rule_opts: &RuleOptions,
+) -> ExitCode {
+    use aioli::transform::adjoint::{AdjointOptions, adjoint, load_adjoint_rules};
+    let Some(loaded) = load(file, &pp.options()) else {
+        return ExitCode::from(1);
+    };
+    let Some(parsed) = parse_heads(file, &loaded.program, heads) else {
+        return ExitCode::from(1);
+    };
+    let mut opts = AdjointOptions {
+        explain: rule_opts.explain,
+        split,
+        user_rules: Vec::new(),
+    };
+    for r in &rule_opts.rules {
+        match std::fs::read_to_string(r) {
+            Ok(text) => opts.user_rules.push((r.display().to_string(), text)),
+            Err(e) => {
+                eprintln!("{}: error: cannot read rule file: {e}", r.display());
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let rules = match load_adjoint_rules(&opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let warnings =
+        analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Adjoint).warnings;
+    for w in &warnings {
+        eprint!("{}", diag::render(&loaded.sources, w));
+    }
+    let text = match adjoint(&loaded.program, &loaded.sources, &parsed, &rules, &opts) {
+        Ok(t) => t,
+        Err(d) => {
+            eprint!("{}", diag::render(&loaded.sources, &d));
+            return ExitCode::from(1);
+        }
+    };
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let dir = out
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let path = dir.join(format!("{stem}_b.c"));
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| write_atomically(&path, &text)) {
+        eprintln!("{}: error: cannot write: {e}", path.display());
+        return ExitCode::from(1);
+    }
+    eprintln!("aioli: wrote {}", path.display());
+    ExitCode::SUCCESS
+}
+
 /// `aioli check`: differentiates into a scratch directory and validates
 /// the result numerically (CONTRACT §6).
 fn check(
@@ -493,6 +567,7 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
 /// A subcommand of the contract whose machinery is not built yet: the input
 /// is still read, so a bad input gets its located error, and then the tool
 /// says plainly that it cannot do the job (exit status 1).
+#[allow(dead_code)]
 fn not_yet(what: &str, file: &Path, pp: &Preprocessing) -> ExitCode {
     if load(file, &pp.options()).is_some() {
         eprintln!(

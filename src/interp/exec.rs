@@ -3,6 +3,7 @@
 use super::memory::AllocKind;
 use super::printf::{self, PrintArg};
 use super::real::Real;
+use super::stack::Builtin;
 use super::value::{IntTy, Pointer, Scalar, Value};
 use super::{Error, ErrorKind, Frame, MAX_CALL_DEPTH, Machine};
 use crate::il::{
@@ -1447,6 +1448,9 @@ impl<'p, R: Real> Machine<'p, R> {
                 Ok(Value::Uninit)
             }
             _ => {
+                if let Some(b) = Builtin::from_name(name) {
+                    return self.call_stack_builtin(b, args);
+                }
                 if let Some((func, precision)) = MathFn::from_c_name(name) {
                     let mut vals = Vec::new();
                     for a in args {
@@ -1458,6 +1462,25 @@ impl<'p, R: Real> Machine<'p, R> {
                 Err(ErrorKind::UnsupportedLibrary(name.to_string()))
             }
         }
+    }
+
+    /// A function of the runtime's adjoint stack: its arguments converted
+    /// to the parameter types of `aioli.h`, as the prototype would.
+    fn call_stack_builtin(&mut self, b: Builtin, args: &'p [Expr]) -> Res<Value<R>> {
+        let params = b.params();
+        if args.len() != params.len() {
+            return Err(ErrorKind::Arity {
+                name: b.name(),
+                expected: params.len(),
+                got: args.len(),
+            });
+        }
+        let mut vals = Vec::with_capacity(args.len());
+        for (a, ty) in args.iter().zip(&params) {
+            let v = self.eval(a)?;
+            vals.push(self.convert(v, &a.ty.ty, ty)?);
+        }
+        self.stack_builtin(b, vals)
     }
 
     /// A math function called as a procedure rather than an intrinsic.

@@ -24,6 +24,10 @@
 //! let xs = m.read_reals(x, &QualType::double(), 2)?;
 //! ```
 //!
+//! Adjoint programs call the runtime's stack (`aioli_push_real8`, …, see
+//! `src/runtime/aioli.h`) through bodiless procedures of those names, which
+//! the machine runs as builtins on a stack of its own (see `stack.rs`).
+//!
 //! Struct values are represented by a pointer to their storage: to pass a
 //! struct by value, pass `Value::Ptr` to a struct built with
 //! [`Machine::alloc_zeroed`] and [`Machine::write`]; a struct returned by
@@ -33,6 +37,7 @@ mod exec;
 pub mod memory;
 mod printf;
 pub mod real;
+mod stack;
 pub mod value;
 
 pub use real::{Dual, Real};
@@ -106,6 +111,10 @@ pub enum ErrorKind {
     Unsupported(String),
     #[error("printf: {0}")]
     Printf(String),
+    /// A misuse of the adjoint stack (`aioli_push_*` / `aioli_pop_*`): a
+    /// pop from an empty stack, or one that does not mirror its push.
+    #[error("adjoint stack: {0}")]
+    AdjointStack(String),
     /// Not a failure: the program called `exit(status)`.
     #[error("the program called exit({0})")]
     Exit(i32),
@@ -160,6 +169,8 @@ pub struct Machine<'p, R: Real> {
     stderr_stream: Pointer,
     stdin_stream: Pointer,
     span: Span,
+    /// The adjoint stack of the runtime's builtins (see [`stack`]).
+    stack: stack::Stack<R>,
 }
 
 impl<'p, R: Real> Machine<'p, R> {
@@ -185,6 +196,7 @@ impl<'p, R: Real> Machine<'p, R> {
             stderr_stream,
             stdin_stream,
             span: Span::default(),
+            stack: stack::Stack::default(),
         };
         m.init_globals()?;
         Ok(m)
@@ -403,6 +415,19 @@ impl<'p, R: Real> Machine<'p, R> {
     /// What the program printed to `stderr`.
     pub fn error_output(&self) -> &str {
         &self.stderr
+    }
+
+    /// The number of items on the adjoint stack (`aioli_push_*` calls not
+    /// yet popped); an adjoint run should leave it as it found it.
+    pub fn stack_depth(&self) -> usize {
+        self.stack.depth()
+    }
+
+    /// The adjoint stack's statistics, as `aioli_stack_stats` reports them:
+    /// total bytes pushed and peak size in bytes since the machine was made
+    /// or `aioli_stack_reset_stats` was last called.
+    pub fn stack_stats(&self) -> (u64, u64) {
+        self.stack.stats()
     }
 
     /// Statements executed so far.

@@ -1,11 +1,389 @@
 /*
  * aioli runtime source (CONTRACT §5), written by `aioli runtime --out DIR`.
- * The adjoint mode adds its stack here (issue 5); the vector tangent mode
- * needs nothing but the NBDIRSMAX of aioli.h.
+ * Plain C99; compile and link it with the generated files.
+ *
+ * The adjoint stack is a chain of fixed-size blocks, newest on top: a push
+ * copies bytes into the top block, starting a new block when it is full; a
+ * pop copies them back out, releasing a block when it empties. Values may
+ * straddle two blocks. One released block is kept for reuse, so a loop that
+ * pushes and pops around a block boundary does not call malloc each time,
+ * and the memory held never exceeds the peak size plus two blocks. Nothing
+ * is ever copied to grow the stack.
+ *
+ * Control markers are packed as bits into a 32-bit accumulator, which is
+ * pushed onto the byte stack as soon as it is full and taken back when a
+ * pop needs bits and it is empty. Because it is flushed eagerly (on the
+ * push that fills it) and refilled lazily (on the pop that needs it), the
+ * refill happens exactly where the mirrored pops reach the flush, so
+ * markers and other values may be interleaved in any order.
+ *
+ * The statistics count what the program pushed, not the runtime's own
+ * layout: control markers count as bits (a byte count is the bit count
+ * divided by 8, rounded up), and flushed accumulator words not at all.
  */
 #include "aioli.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int aioli_nbdirsmax(void)
 {
     return NBDIRSMAX;
+}
+
+/* ------------------------------------------------------------------ */
+/* Failures                                                            */
+/* ------------------------------------------------------------------ */
+
+static void aioli_die(const char *what, const char *why)
+{
+    fprintf(stderr, "aioli runtime: %s: %s\n", what, why);
+    fflush(stderr);
+    abort();
+}
+
+static void aioli_empty(const char *what, size_t needed, size_t held,
+                        const char *unit)
+{
+    char why[200];
+    sprintf(why,
+            "pop from an empty adjoint stack (needs %lu %s, %lu held): "
+            "a pop without its push",
+            (unsigned long)needed, unit, (unsigned long)held);
+    aioli_die(what, why);
+}
+
+/* ------------------------------------------------------------------ */
+/* Statistics                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Bytes of values (not control markers) pushed since the last reset. */
+static size_t aioli_pushed_data;
+/* Control bits pushed since the last reset. */
+static size_t aioli_pushed_bits;
+/* Bytes of values now on the stack. */
+static size_t aioli_cur_data;
+/* Control bits now on the stack. */
+static size_t aioli_cur_bits;
+/* The peak of aioli_size() since the last reset. */
+static size_t aioli_peak;
+/* Whether the exit report has been considered (registered if asked). */
+static int aioli_report_registered;
+
+static size_t aioli_bits_to_bytes(size_t bits)
+{
+    return bits / 8 + (bits % 8 != 0);
+}
+
+/* The size of the stack in bytes, as the statistics count it. */
+static size_t aioli_size(void)
+{
+    return aioli_cur_data + aioli_bits_to_bytes(aioli_cur_bits);
+}
+
+static void aioli_report(void)
+{
+    size_t pushed, peak;
+    aioli_stack_stats(&pushed, &peak);
+    fprintf(stderr, "aioli stack: %lu bytes pushed, peak %lu bytes\n",
+            (unsigned long)pushed, (unsigned long)peak);
+}
+
+/* Registers the exit report on the first use of the stack, if asked. */
+static void aioli_touch(void)
+{
+    if (!aioli_report_registered) {
+        aioli_report_registered = 1;
+        if (getenv("AIOLI_STACK_STATS") != NULL) {
+            atexit(aioli_report);
+        }
+    }
+}
+
+static void aioli_note_push(size_t bytes, size_t bits)
+{
+    size_t size;
+    aioli_touch();
+    aioli_pushed_data += bytes;
+    aioli_pushed_bits += bits;
+    aioli_cur_data += bytes;
+    aioli_cur_bits += bits;
+    size = aioli_size();
+    if (size > aioli_peak) {
+        aioli_peak = size;
+    }
+}
+
+void aioli_stack_stats(size_t *pushed_bytes, size_t *peak_bytes)
+{
+    aioli_touch();
+    if (pushed_bytes != NULL) {
+        *pushed_bytes = aioli_pushed_data + aioli_bits_to_bytes(aioli_pushed_bits);
+    }
+    if (peak_bytes != NULL) {
+        *peak_bytes = aioli_peak;
+    }
+}
+
+void aioli_stack_reset_stats(void)
+{
+    aioli_touch();
+    aioli_pushed_data = 0;
+    aioli_pushed_bits = 0;
+    aioli_peak = aioli_size();
+}
+
+/* ------------------------------------------------------------------ */
+/* The byte stack                                                      */
+/* ------------------------------------------------------------------ */
+
+#define AIOLI_BLOCK_BYTES 65536
+
+struct aioli_block {
+    struct aioli_block *prev;
+    /* Bytes in use at the start of data; never 0 for the top block. */
+    size_t used;
+    unsigned char data[AIOLI_BLOCK_BYTES];
+};
+
+static struct aioli_block *aioli_top;
+/* One empty block kept for reuse, or NULL. */
+static struct aioli_block *aioli_spare;
+/* Bytes in all blocks, flushed control words included. */
+static size_t aioli_raw_bytes;
+
+static void aioli_new_block(void)
+{
+    struct aioli_block *b = aioli_spare;
+    if (b != NULL) {
+        aioli_spare = NULL;
+    } else {
+        b = (struct aioli_block *)malloc(sizeof *b);
+        if (b == NULL) {
+            aioli_die("push", "out of memory for the adjoint stack");
+        }
+    }
+    b->prev = aioli_top;
+    b->used = 0;
+    aioli_top = b;
+}
+
+static void aioli_release_block(void)
+{
+    struct aioli_block *b = aioli_top;
+    aioli_top = b->prev;
+    free(aioli_spare);
+    aioli_spare = b;
+}
+
+static void aioli_push_raw(const void *src, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)src;
+    while (n > 0) {
+        size_t room, chunk;
+        if (aioli_top == NULL || aioli_top->used == AIOLI_BLOCK_BYTES) {
+            aioli_new_block();
+        }
+        room = AIOLI_BLOCK_BYTES - aioli_top->used;
+        chunk = n < room ? n : room;
+        memcpy(aioli_top->data + aioli_top->used, s, chunk);
+        aioli_top->used += chunk;
+        aioli_raw_bytes += chunk;
+        s += chunk;
+        n -= chunk;
+    }
+}
+
+/* Pops the last n bytes pushed into dst; the caller checked they exist. */
+static void aioli_pop_raw(void *dst, size_t n)
+{
+    unsigned char *d = (unsigned char *)dst;
+    if (aioli_raw_bytes < n) {
+        aioli_die("pop", "the adjoint stack is corrupt (pops do not mirror pushes)");
+    }
+    while (n > 0) {
+        size_t chunk = n < aioli_top->used ? n : aioli_top->used;
+        aioli_top->used -= chunk;
+        aioli_raw_bytes -= chunk;
+        n -= chunk;
+        memcpy(d + n, aioli_top->data + aioli_top->used, chunk);
+        if (aioli_top->used == 0) {
+            aioli_release_block();
+        }
+    }
+}
+
+static void aioli_push_data(const void *src, size_t n)
+{
+    aioli_push_raw(src, n);
+    aioli_note_push(n, 0);
+}
+
+static void aioli_pop_data(const char *what, void *dst, size_t n)
+{
+    if (aioli_cur_data < n) {
+        aioli_empty(what, n, aioli_cur_data, "bytes");
+    }
+    aioli_pop_raw(dst, n);
+    aioli_cur_data -= n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Typed pushes and pops                                               */
+/* ------------------------------------------------------------------ */
+
+void aioli_push_real8(double v)
+{
+    aioli_push_data(&v, sizeof v);
+}
+
+double aioli_pop_real8(void)
+{
+    double v;
+    aioli_pop_data("aioli_pop_real8", &v, sizeof v);
+    return v;
+}
+
+void aioli_push_real4(float v)
+{
+    aioli_push_data(&v, sizeof v);
+}
+
+float aioli_pop_real4(void)
+{
+    float v;
+    aioli_pop_data("aioli_pop_real4", &v, sizeof v);
+    return v;
+}
+
+void aioli_push_int(int v)
+{
+    aioli_push_data(&v, sizeof v);
+}
+
+int aioli_pop_int(void)
+{
+    int v;
+    aioli_pop_data("aioli_pop_int", &v, sizeof v);
+    return v;
+}
+
+void aioli_push_long(long v)
+{
+    aioli_push_data(&v, sizeof v);
+}
+
+long aioli_pop_long(void)
+{
+    long v;
+    aioli_pop_data("aioli_pop_long", &v, sizeof v);
+    return v;
+}
+
+void aioli_push_pointer(const void *p)
+{
+    aioli_push_data(&p, sizeof p);
+}
+
+void *aioli_pop_pointer(void)
+{
+    void *p;
+    aioli_pop_data("aioli_pop_pointer", &p, sizeof p);
+    return p;
+}
+
+void aioli_push_array(const void *a, size_t bytes)
+{
+    if (bytes > 0 && a == NULL) {
+        aioli_die("aioli_push_array", "null array");
+    }
+    aioli_push_data(a, bytes);
+}
+
+void aioli_pop_array(void *a, size_t bytes)
+{
+    if (bytes > 0 && a == NULL) {
+        aioli_die("aioli_pop_array", "null array");
+    }
+    aioli_pop_data("aioli_pop_array", a, bytes);
+}
+
+/* ------------------------------------------------------------------ */
+/* Control markers                                                     */
+/* ------------------------------------------------------------------ */
+
+#define AIOLI_ACC_BITS 32
+
+/* The newest control bits, the most recent in the low bits. */
+static uint32_t aioli_acc;
+/* How many bits aioli_acc holds, 0..AIOLI_ACC_BITS-1 between calls. */
+static int aioli_acc_bits;
+
+static uint32_t aioli_mask(int bits)
+{
+    return ((uint32_t)1 << bits) - 1u;
+}
+
+static void aioli_check_bits(const char *what, int bits)
+{
+    if (bits < 1 || bits > 16) {
+        char why[80];
+        sprintf(why, "width %d outside 1..16", bits);
+        aioli_die(what, why);
+    }
+}
+
+void aioli_push_control(int value, int bits)
+{
+    int remaining = bits;
+    aioli_check_bits("aioli_push_control", bits);
+    if (value < 0 || (uint32_t)value > aioli_mask(bits)) {
+        char why[80];
+        sprintf(why, "value %d does not fit in %d bits", value, bits);
+        aioli_die("aioli_push_control", why);
+    }
+    /* The high bits go first, into the older word if the value straddles
+     * two: the pop takes the low bits first. */
+    while (remaining > 0) {
+        int room = AIOLI_ACC_BITS - aioli_acc_bits;
+        int take = remaining < room ? remaining : room;
+        uint32_t part = ((uint32_t)value >> (remaining - take)) & aioli_mask(take);
+        aioli_acc = (aioli_acc << take) | part;
+        aioli_acc_bits += take;
+        remaining -= take;
+        if (aioli_acc_bits == AIOLI_ACC_BITS) {
+            aioli_push_raw(&aioli_acc, sizeof aioli_acc);
+            aioli_acc = 0;
+            aioli_acc_bits = 0;
+        }
+    }
+    aioli_note_push(0, (size_t)bits);
+}
+
+int aioli_pop_control(int bits)
+{
+    uint32_t value = 0;
+    int got = 0;
+    aioli_check_bits("aioli_pop_control", bits);
+    if (aioli_cur_bits < (size_t)bits) {
+        aioli_empty("aioli_pop_control", (size_t)bits, aioli_cur_bits,
+                    "control bits");
+    }
+    while (got < bits) {
+        int take;
+        if (aioli_acc_bits == 0) {
+            aioli_pop_raw(&aioli_acc, sizeof aioli_acc);
+            aioli_acc_bits = AIOLI_ACC_BITS;
+        }
+        take = bits - got < aioli_acc_bits ? bits - got : aioli_acc_bits;
+        value |= (aioli_acc & aioli_mask(take)) << got;
+        /* take < 32 here, so the shift is defined. */
+        aioli_acc >>= take;
+        aioli_acc_bits -= take;
+        got += take;
+    }
+    aioli_cur_bits -= (size_t)bits;
+    return (int)value;
 }

@@ -6,6 +6,8 @@
 #ifndef AIOLI_H
 #define AIOLI_H
 
+#include <stddef.h>
+
 /*
  * The size of the extra, last dimension that every derivative has in
  * multi-directional tangent code (f_dv, `aioli tangent --vector`): the
@@ -23,6 +25,52 @@
  */
 int aioli_nbdirsmax(void);
 
-/* The adjoint stack is added by the adjoint mode (issue 5). */
+/*
+ * The adjoint stack. Adjoint code (f_b, f_fwd/f_bwd) pushes on its forward
+ * sweep what its backward sweep needs, and pops it back in reverse order.
+ * There is one last-in first-out stack for all types: each pop must mirror
+ * the push it undoes, with the same function (and, for control markers and
+ * arrays, the same width or size). Popping from an empty stack prints a
+ * message to stderr and aborts. The stack is not thread-safe.
+ */
+void aioli_push_real8(double v);
+double aioli_pop_real8(void);
+void aioli_push_real4(float v);
+float aioli_pop_real4(void);
+void aioli_push_int(int v);
+int aioli_pop_int(void);
+void aioli_push_long(long v);
+long aioli_pop_long(void);
+void aioli_push_pointer(const void *p);
+void *aioli_pop_pointer(void);
+
+/*
+ * Control markers (which branch was taken, how a loop was left): `value`
+ * in [0, 2^bits), bits in 1..=16, packed densely as bits. A value or a
+ * width out of range prints a message and aborts.
+ */
+void aioli_push_control(int value, int bits);
+int aioli_pop_control(int bits);
+
+/* A whole array (or struct) of `bytes` bytes. */
+void aioli_push_array(const void *a, size_t bytes);
+void aioli_pop_array(void *a, size_t bytes);
+
+/*
+ * Statistics since the program started (or since the last reset): the
+ * total number of bytes pushed, and the peak size of the stack in bytes.
+ * Control markers count as bits: a count in bytes is the number of bits
+ * divided by 8, rounded up (so 12 one-bit markers count as 2 bytes).
+ * Either pointer may be NULL.
+ *
+ * When the environment variable AIOLI_STACK_STATS is set, the runtime
+ * prints them to stderr at exit (when anything was pushed), as
+ *     aioli stack: 1234 bytes pushed, peak 567 bytes
+ */
+void aioli_stack_stats(size_t *pushed_bytes, size_t *peak_bytes);
+
+/* Zeroes both counters: the total pushed becomes 0, the peak the current
+ * size of the stack. */
+void aioli_stack_reset_stats(void);
 
 #endif /* AIOLI_H */

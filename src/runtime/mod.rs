@@ -6,9 +6,19 @@
 //! `aioli.c`) and embedded, so that they can be read, compiled and tested as
 //! C, and so that the binary writes them from anywhere.
 //!
-//! For now the runtime holds what the multi-directional tangent needs
-//! (`tangent/vector-runtime`): the `NBDIRSMAX` macro. The adjoint mode adds
-//! its stack and statistics.
+//! The runtime holds what the multi-directional tangent needs
+//! (`tangent/vector-runtime`): the `NBDIRSMAX` macro; and what the adjoint
+//! mode needs: one last-in first-out stack for all types
+//! (`aioli_push_real8` / `aioli_pop_real8`, `_real4`, `_int`, `_long`,
+//! `_pointer`, `_array`, and control markers packed as bits with
+//! `aioli_push_control(value, bits)`), kept in linked 64 KiB blocks that are
+//! released as pops empty them. Its statistics (`aioli_stack_stats`: total
+//! bytes pushed and peak size, control markers counting as bits / 8 rounded
+//! up) are printed to stderr at exit when `AIOLI_STACK_STATS` is set; a pop
+//! from an empty stack prints a message and aborts. The interface is fixed
+//! by the adjoint mode's notes; `aioli.h` documents each function. The
+//! interpreter (`crate::interp`) implements the same functions as builtins
+//! for adjoint programs run in the IL.
 
 use std::path::{Path, PathBuf};
 
@@ -61,6 +71,31 @@ mod tests {
             HEADER.contains("#ifndef NBDIRSMAX"),
             "-DNBDIRSMAX must override the default"
         );
+    }
+
+    #[test]
+    fn the_header_declares_the_adjoint_stack() {
+        for name in [
+            "aioli_push_real8",
+            "aioli_pop_real8",
+            "aioli_push_real4",
+            "aioli_pop_real4",
+            "aioli_push_int",
+            "aioli_pop_int",
+            "aioli_push_long",
+            "aioli_pop_long",
+            "aioli_push_pointer",
+            "aioli_pop_pointer",
+            "aioli_push_control",
+            "aioli_pop_control",
+            "aioli_push_array",
+            "aioli_pop_array",
+            "aioli_stack_stats",
+            "aioli_stack_reset_stats",
+        ] {
+            assert!(HEADER.contains(&format!("{name}(")), "aioli.h lacks {name}");
+            assert!(SOURCE.contains(&format!("{name}(")), "aioli.c lacks {name}");
+        }
     }
 
     #[test]

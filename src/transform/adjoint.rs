@@ -1,28 +1,69 @@
 //! Adjoint mode (§5.4): the rules of `rules/adjoint/*.rules` produce, for
-//! each statement, the pair (forward sweep, backward sweep). Work in
-//! progress: see ARCHITECTURE.md.
+//! each statement, the pair (forward sweep, backward sweep).
+//!
+//! - A head `f` becomes `f_b` (joint: its forward sweep, then its backward
+//!   sweep). A procedure reached by active calls becomes `f_fwd` and
+//!   `f_bwd` (split): `f_fwd` runs `f` and saves what `f_bwd` needs;
+//!   `f_bwd` leaves the memory `f` overwrote as it was before the call, so
+//!   the caller needs no snapshot (spec/adjoint.md, `adjoint/proc-split`).
+//! - Before the rules run, each procedure body is lowered: declarations are
+//!   hoisted to the procedure's top and their initialisers become
+//!   assignments with the declaration's statement id, so the analyses'
+//!   answers for the declaration apply (`adjoint/hoist`).
+//! - What the rules do not cover yet is refused up front with a message
+//!   and a location (`adjoint/refuse`).
 
+use super::names::{DiffSets, Namer, is_pointer};
+use crate::analysis::blocks::Set;
 use crate::analysis::head::Head;
+use crate::analysis::locs::{ObjKind, Zone};
 use crate::analysis::{Analysis, Mode, analyze_for};
-use crate::engine::{self, RuleSet};
+use crate::engine::{self, ApplyError, Host, RuleSet, Tmpl, View};
 use crate::front::diag::Diagnostic;
-use crate::front::source::SourceMap;
-use crate::il::Program;
+use crate::front::source::{SourceMap, Span};
+use crate::il::{
+    AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, Intrinsic, Item,
+    ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
+    ScopeId, Stmt, StmtId, StmtKind, Storage, SymId, SymKind, Symbol, Type, UnOp,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::rc::Rc;
 
 /// Options of `aioli adjoint`.
 #[derive(Clone, Debug, Default)]
 pub struct AdjointOptions {
     /// Write each emitted statement's rule ID as a trailing comment.
     pub explain: bool,
-    /// Split mode for every call (`--split`): `f_fwd`/`f_bwd`.
+    /// Split mode for every call (`--split`): `f_fwd`/`f_bwd`. Calls are
+    /// always split today (`adjoint/call-split`).
     pub split: bool,
     /// Extra rule files (a user's `--rules`), after the bundled ones.
     pub user_rules: Vec<(String, String)>,
 }
 
-/// The bundled rule files plus the user's.
+/// The bundled adjoint rule files, embedded so the tool works from anywhere.
+pub fn bundled_adjoint_rules() -> Vec<(String, String)> {
+    macro_rules! rule_file {
+        ($p:literal) => {
+            (
+                $p.to_string(),
+                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $p)).to_string(),
+            )
+        };
+    }
+    vec![
+        rule_file!("rules/adjoint/procedure.rules"),
+        rule_file!("rules/adjoint/control.rules"),
+        rule_file!("rules/adjoint/assign.rules"),
+        rule_file!("rules/adjoint/call.rules"),
+        rule_file!("rules/adjoint/expr.rules"),
+        rule_file!("rules/derivatives.rules"),
+    ]
+}
+
+/// The bundled rules plus the user's.
 pub fn load_adjoint_rules(opts: &AdjointOptions) -> Result<RuleSet, engine::RuleError> {
-    let mut files = crate::transform::tangent::bundled_rules();
+    let mut files = bundled_adjoint_rules();
     files.extend(opts.user_rules.iter().cloned());
     RuleSet::load(&files)
 }
@@ -43,13 +84,2383 @@ pub fn adjoint(
 /// The output program of the adjoint mode.
 pub fn adjoint_program(
     a: &Analysis<'_>,
-    _rules: &RuleSet,
-    _opts: &AdjointOptions,
+    rules: &RuleSet,
+    opts: &AdjointOptions,
 ) -> Result<Program, Diagnostic> {
-    let span = a
-        .heads
-        .first()
-        .map(|h| a.program.proc(h.proc).span)
-        .unwrap_or_default();
-    Err(Diagnostic::error(span, "the adjoint mode is not built yet"))
+    adjoint_trace(a, rules, opts).map(|(p, _)| p)
+}
+
+/// The runtime functions the generated code calls (CONTRACT §5).
+const RUNTIME: &[(&str, &str, &[&str])] = &[
+    ("aioli_push_real8", "void", &["double"]),
+    ("aioli_pop_real8", "double", &[]),
+    ("aioli_push_real4", "void", &["float"]),
+    ("aioli_pop_real4", "float", &[]),
+    ("aioli_push_int", "void", &["int"]),
+    ("aioli_pop_int", "int", &[]),
+    ("aioli_push_long", "void", &["long"]),
+    ("aioli_pop_long", "long", &[]),
+    ("aioli_push_control", "void", &["int", "int"]),
+    ("aioli_pop_control", "int", &["int"]),
+    ("aioli_push_array", "void", &["pointer", "long"]),
+    ("aioli_pop_array", "void", &["pointer", "long"]),
+];
+
+fn runtime_type(name: &str) -> QualType {
+    match name {
+        "double" => QualType::double(),
+        "float" => QualType::new(Type::Real(RealKind::Float)),
+        "int" => QualType::int(),
+        "long" => QualType::long(),
+        "pointer" => QualType::void().pointer_to(),
+        _ => QualType::void(),
+    }
+}
+
+/// The output program and the IDs of every rule that built it.
+pub fn adjoint_trace(
+    a: &Analysis<'_>,
+    rules: &RuleSet,
+    opts: &AdjointOptions,
+) -> Result<(Program, BTreeSet<String>), Diagnostic> {
+    let program = a.program;
+    let diff_procs: Vec<ProcId> = a
+        .order
+        .iter()
+        .copied()
+        .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
+        .collect();
+    let heads: HashSet<ProcId> = a.heads.iter().map(|h| h.proc).collect();
+    let Some(&first) = diff_procs.first() else {
+        return Err(Diagnostic::error(
+            a.heads
+                .first()
+                .map(|h| program.proc(h.proc).span)
+                .unwrap_or_default(),
+            "nothing to differentiate: no head procedure has a body",
+        ));
+    };
+    for &p in &diff_procs {
+        refuse_unsupported(a, p, &heads)?;
+    }
+    // Declarations are hoisted to the procedure's top (`adjoint/hoist`).
+    let mut hoisted_of: HashMap<ProcId, Vec<SymId>> = HashMap::new();
+    for &p in &diff_procs {
+        let body = program.proc(p).body.as_ref().expect("diff procs have bodies");
+        let mut hoisted = Vec::new();
+        collect_decls(&body.stmts, &mut hoisted);
+        hoisted_of.insert(p, hoisted);
+    }
+    let mut out = program.clone();
+    let mut namer = Namer::of(program);
+    let mut runtime = HashMap::new();
+    for (name, ret, params) in RUNTIME {
+        let id = ProcId(out.procs.len() as u32);
+        let scope = ScopeId(out.scopes.len() as u32);
+        out.scopes.push(crate::il::Scope {
+            parent: Some(program.global_scope),
+            vars: HashMap::new(),
+        });
+        let mut syms = Vec::new();
+        for (i, t) in params.iter().enumerate() {
+            let s = SymId(out.symbols.len() as u32);
+            out.symbols.push(Symbol {
+                name: format!("a{i}"),
+                ty: runtime_type(t),
+                kind: SymKind::Param,
+                storage: Storage::Auto,
+                scope,
+                span: Span::default(),
+            });
+            syms.push(s);
+        }
+        out.procs.push(Procedure {
+            name: name.to_string(),
+            ret: runtime_type(ret),
+            params: syms,
+            scope,
+            storage: Storage::Extern,
+            is_inline: false,
+            body: None,
+            origin: ProcOrigin::User,
+            span: Span::default(),
+            comments: Comments::default(),
+            stmt_count: 0,
+        });
+        runtime.insert(*name, id);
+    }
+    let mut aprocs: HashMap<ProcId, AdjointProcs> = HashMap::new();
+    for &p in &diff_procs {
+        let orig = program.proc(p);
+        let mut make = |suffix: &str, out: &mut Program| {
+            let id = ProcId(out.procs.len() as u32);
+            out.procs.push(Procedure {
+                name: namer.fresh(&format!("{}{suffix}", orig.name)),
+                body: None,
+                stmt_count: 0,
+                ..orig.clone()
+            });
+            id
+        };
+        let procs = if heads.contains(&p) {
+            AdjointProcs {
+                joint: Some(make("_b", &mut out)),
+                ..Default::default()
+            }
+        } else {
+            AdjointProcs {
+                fwd: Some(make("_fwd", &mut out)),
+                bwd: Some(make("_bwd", &mut out)),
+                ..Default::default()
+            }
+        };
+        aprocs.insert(p, procs);
+    }
+    let diff = DiffSets::of(a, &a.order);
+    let mut host = AdjointHost {
+        a,
+        program,
+        out,
+        namer,
+        diff,
+        aprocs,
+        heads,
+        runtime,
+        rules,
+        opts: opts.clone(),
+        proc: first,
+        stmts: Vec::new(),
+        bsyms: HashMap::new(),
+        trace: BTreeSet::new(),
+        locals: Vec::new(),
+        counters: HashMap::new(),
+        temps: HashMap::new(),
+        last_temp: None,
+        arg_temps: HashMap::new(),
+        branch: None,
+        result_adjoint: None,
+        error_span: None,
+        hoisted: Vec::new(),
+        pending_fwd: None,
+        commented: HashSet::new(),
+    };
+    for &p in &diff_procs {
+        let body = &program.proc(p).body.as_ref().expect("diff procs have bodies").stmts;
+        host.start_proc(p, &hoisted_of[&p]);
+        let span = program.proc(p).span;
+        engine::apply(rules, &mut host, "proc", &AVal::Proc(p, body))
+            .map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
+    }
+    let trace = std::mem::take(&mut host.trace);
+    let mut out = host.finish(&diff_procs);
+    for p in out.procs.iter_mut() {
+        if let Some(b) = &mut p.body {
+            let mut n = 0;
+            super::tangent::renumber(&mut b.stmts, &mut n);
+            p.stmt_count = n;
+        }
+    }
+    Ok((out, trace))
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct AdjointProcs {
+    joint: Option<ProcId>,
+    fwd: Option<ProcId>,
+    bwd: Option<ProcId>,
+}
+
+// ---------------------------------------------------------------------------
+// What is refused (`adjoint/refuse`)
+// ---------------------------------------------------------------------------
+
+fn refuse_unsupported(
+    a: &Analysis<'_>,
+    p: ProcId,
+    heads: &HashSet<ProcId>,
+) -> Result<(), Diagnostic> {
+    let program = a.program;
+    let proc = program.proc(p);
+    let err = |span: Span, what: &str| {
+        Err(Diagnostic::error(
+            span,
+            format!("the adjoint mode does not handle {what} yet (in '{}')", proc.name),
+        ))
+    };
+    let called = a
+        .facts
+        .values()
+        .any(|f| f.calls.values().any(|c| c.callee == Some(p)));
+    if heads.contains(&p) && called {
+        return err(
+            proc.span,
+            "a head procedure that is also called by a differentiated procedure",
+        );
+    }
+    for &s in &proc.params {
+        if has_struct(program, &program.sym(s).ty)
+            && a.locs
+                .object_zones(a.locs.of_sym(s))
+                .any(|z| a.is_diff_zone(z))
+        {
+            return err(program.sym(s).span, "active struct parameters");
+        }
+    }
+    let body = proc.body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
+    fn walk(
+        a: &Analysis<'_>,
+        p: ProcId,
+        stmts: &[Stmt],
+        top: bool,
+        in_loop: bool,
+        err: &dyn Fn(Span, &str) -> Result<(), Diagnostic>,
+    ) -> Result<(), Diagnostic> {
+        let program = a.program;
+        for (i, s) in stmts.iter().enumerate() {
+            let last = top && i + 1 == stmts.len();
+            match &s.kind {
+                StmtKind::Switch { .. } => return err(s.span, "switch statements"),
+                StmtKind::Break | StmtKind::Continue => {
+                    return err(s.span, "break and continue");
+                }
+                StmtKind::Return(_) if !last => {
+                    return err(s.span, "a return before the end of the procedure");
+                }
+                StmtKind::Alloc { .. } | StmtKind::Free { .. } => {
+                    return err(s.span, "malloc, calloc and free");
+                }
+                StmtKind::Assign { lhs, .. } => {
+                    if is_pointer(program, &lhs.ty) {
+                        return err(s.span, "assignments to pointers");
+                    }
+                    if has_struct(program, &lhs.ty) {
+                        return err(s.span, "assignments of whole structs");
+                    }
+                }
+                StmtKind::Decl { vars, storage, .. } => {
+                    for d in vars {
+                        let ty = &program.sym(d.sym).ty;
+                        if is_pointer(program, ty) {
+                            return err(s.span, "local pointer variables");
+                        }
+                        if has_struct(program, ty) {
+                            return err(s.span, "local struct variables");
+                        }
+                        if *storage == Storage::Static {
+                            return err(s.span, "static local variables");
+                        }
+                        if matches!(&ty.ty, Type::Array { len, .. }
+                            if len.as_ref().and_then(|l| l.value).is_none())
+                        {
+                            return err(s.span, "arrays of variable length");
+                        }
+                    }
+                }
+                StmtKind::Call { callee, .. } => {
+                    if a.is_active_call(p, s.id) && program.proc(*callee).body.is_none() {
+                        return err(
+                            s.span,
+                            "active calls of external functions (prototypes without body)",
+                        );
+                    }
+                }
+                StmtKind::If { then, other, .. } => {
+                    walk(a, p, &then.stmts, false, in_loop, err)?;
+                    if let Some(o) = other {
+                        walk(a, p, &o.stmts, false, in_loop, err)?;
+                    }
+                }
+                StmtKind::Loop { header, body } => {
+                    if let LoopHeader::For { init, step, .. } = header {
+                        walk(a, p, init, false, true, err)?;
+                        walk(a, p, step, false, true, err)?;
+                    }
+                    walk(a, p, &body.stmts, false, true, err)?;
+                }
+                StmtKind::Block(b) => walk(a, p, &b.stmts, false, in_loop, err)?,
+                _ => {}
+            }
+            for e in super::names::stmt_exprs(s) {
+                if has_active_struct_ref(a, p, e) {
+                    return err(s.span, "active struct fields");
+                }
+            }
+        }
+        Ok(())
+    }
+    walk(a, p, body, true, false, &err)
+}
+
+fn has_struct(program: &Program, ty: &QualType) -> bool {
+    match program.resolve(&ty.ty) {
+        Type::Struct(_) => true,
+        Type::Pointer(t) | Type::Array { elem: t, .. } => has_struct(program, t),
+        _ => false,
+    }
+}
+
+fn has_active_struct_ref(a: &Analysis<'_>, p: ProcId, e: &Expr) -> bool {
+    let mut found = false;
+    visit(e, &mut |x| {
+        if let ExprKind::Field { .. } = &x.kind
+            && a.is_diff(p, x)
+        {
+            found = true;
+        }
+    });
+    found
+}
+
+fn visit(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Index { base, index } => {
+            visit(base, f);
+            visit(index, f);
+        }
+        ExprKind::Field { base, .. } => visit(base, f),
+        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::SizeOfExpr(x) => visit(x, f),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => visit(arg, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit(lhs, f);
+            visit(rhs, f);
+        }
+        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|x| visit(x, f)),
+        ExprKind::Cond { cond, then, other } => {
+            visit(cond, f);
+            visit(then, f);
+            visit(other, f);
+        }
+        _ => {}
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Hoisting (`adjoint/hoist`)
+// ---------------------------------------------------------------------------
+
+fn collect_decls(stmts: &[Stmt], out: &mut Vec<SymId>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Decl { vars, .. } => out.extend(vars.iter().map(|d| d.sym)),
+            StmtKind::If { then, other, .. } => {
+                collect_decls(&then.stmts, out);
+                if let Some(o) = other {
+                    collect_decls(&o.stmts, out);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    collect_decls(init, out);
+                    collect_decls(step, out);
+                }
+                collect_decls(&body.stmts, out);
+            }
+            StmtKind::Block(b) => collect_decls(&b.stmts, out),
+            _ => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The host
+// ---------------------------------------------------------------------------
+
+/// A value the adjoint rules see.
+#[derive(Clone)]
+enum AVal<'a> {
+    /// A procedure and its lowered body.
+    Proc(ProcId, &'a [Stmt]),
+    Formals(ProcId, usize),
+    Formal(ProcId, usize),
+    Stmts(&'a [Stmt]),
+    Stmt(&'a Stmt),
+    Decls(&'a [Declarator]),
+    Declarator(&'a Declarator),
+    Init(&'a Init),
+    Expr(&'a Expr),
+    Args(&'a Stmt, usize),
+    Arg(&'a Stmt, usize),
+    Sym(SymId),
+    Atom(Rc<str>),
+    Num(f64),
+    Code(Vec<Stmt>),
+    New(Expr),
+    /// A popped branch marker: the pop statement and the value to test.
+    Popped(Stmt, Expr),
+    List(Vec<AVal<'a>>),
+    /// An expression with the adjoint value propagated into it.
+    With(Box<AVal<'a>>, Box<AVal<'a>>),
+}
+
+struct AdjointHost<'x, 'a> {
+    a: &'x Analysis<'a>,
+    program: &'a Program,
+    out: Program,
+    namer: Namer,
+    diff: DiffSets,
+    aprocs: HashMap<ProcId, AdjointProcs>,
+    heads: HashSet<ProcId>,
+    runtime: HashMap<&'static str, ProcId>,
+    rules: &'x RuleSet,
+    opts: AdjointOptions,
+    proc: ProcId,
+    stmts: Vec<&'x Stmt>,
+    /// Original variable → its adjoint variable.
+    bsyms: HashMap<SymId, SymId>,
+    trace: BTreeSet<String>,
+    /// Declarations of the procedure being built: adjoints, counters, temporaries.
+    locals: Vec<(SymId, Option<Init>)>,
+    counters: HashMap<StmtId, SymId>,
+    temps: HashMap<String, SymId>,
+    last_temp: Option<SymId>,
+    arg_temps: HashMap<(usize, usize), SymId>,
+    branch: Option<SymId>,
+    result_adjoint: Option<SymId>,
+    error_span: Option<Span>,
+    hoisted: Vec<SymId>,
+    /// The forward sweep of a split procedure, finished with its backward
+    /// sweep (its final saves are what the backward sweep reads).
+    pending_fwd: Option<Vec<Stmt>>,
+    /// Declarations whose comments were already given to an assignment.
+    commented: HashSet<StmtId>,
+}
+
+fn binop_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "add",
+        BinOp::Sub => "sub",
+        BinOp::Mul => "mul",
+        BinOp::Div => "div",
+        BinOp::Rem => "rem",
+        BinOp::Lt => "lt",
+        BinOp::Le => "le",
+        BinOp::Gt => "gt",
+        BinOp::Ge => "ge",
+        BinOp::Eq => "eq",
+        BinOp::Ne => "ne",
+        BinOp::And => "and",
+        BinOp::Or => "or",
+        _ => "bitop",
+    }
+}
+
+fn real_rank(program: &Program, t: &QualType) -> u8 {
+    match program.resolve(&t.ty) {
+        Type::Real(RealKind::Float) => 1,
+        Type::Real(RealKind::Double) => 2,
+        Type::Real(RealKind::LongDouble) => 3,
+        _ => 0,
+    }
+}
+
+fn real_of_rank(r: u8) -> QualType {
+    QualType::new(Type::Real(match r {
+        1 => RealKind::Float,
+        3 => RealKind::LongDouble,
+        _ => RealKind::Double,
+    }))
+}
+
+fn is_zero(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::RealConst { value, .. } if value == 0.0)
+        || matches!(e.kind, ExprKind::IntConst { value: 0, .. })
+}
+
+fn is_one(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::RealConst { value, .. } if value == 1.0)
+        || matches!(e.kind, ExprKind::IntConst { value: 1, .. })
+}
+
+impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
+    fn start_proc(&mut self, p: ProcId, hoisted: &[SymId]) {
+        self.proc = p;
+        self.namer.enter_proc(p);
+        self.stmts.clear();
+        self.locals.clear();
+        self.counters.clear();
+        self.temps.clear();
+        self.arg_temps.clear();
+        self.branch = None;
+        self.last_temp = None;
+        self.result_adjoint = None;
+        self.hoisted = hoisted.to_vec();
+        // Locals of this procedure get fresh adjoints per procedure.
+        let own: Vec<SymId> = self
+            .bsyms
+            .keys()
+            .copied()
+            .filter(|s| self.program.sym(*s).kind != SymKind::Global)
+            .collect();
+        for s in own {
+            self.bsyms.remove(&s);
+        }
+        // Hoisted locals with the same name get distinct names.
+        let mut seen: HashSet<String> = HashSet::new();
+        for &s in hoisted {
+            let name = self.out.symbols[s.index()].name.clone();
+            if !seen.insert(name.clone()) {
+                let fresh = self.namer.fresh_local(&name);
+                self.out.symbols[s.index()].name = fresh.clone();
+                seen.insert(fresh);
+            }
+        }
+        let proc = self.program.proc(p);
+        if real_rank(self.program, &proc.ret) > 0 && self.diff.results.contains(&p) {
+            let ty = real_of_rank(real_rank(self.program, &proc.ret));
+            let name = self.namer.fresh_local(&format!("{}b", proc.name));
+            self.result_adjoint = Some(self.new_sym(&name, ty, SymKind::Param));
+        }
+    }
+
+    fn span(&self) -> Span {
+        self.stmts.last().map(|s| s.span).unwrap_or_default()
+    }
+
+    fn stmt(&self) -> Option<&'x Stmt> {
+        self.stmts.last().copied()
+    }
+
+    fn new_sym(&mut self, name: &str, ty: QualType, kind: SymKind) -> SymId {
+        let scope = self.program.proc(self.proc).scope;
+        let id = SymId(self.out.symbols.len() as u32);
+        self.out.symbols.push(Symbol {
+            name: name.to_string(),
+            ty,
+            kind,
+            storage: Storage::Auto,
+            scope,
+            span: self.program.proc(self.proc).span,
+        });
+        id
+    }
+
+    fn var(&self, s: SymId) -> Expr {
+        Expr::new(
+            ExprKind::Var(s),
+            self.out.symbols[s.index()].ty.clone(),
+            self.span(),
+        )
+    }
+
+    fn real(&self, x: f64, ty: QualType) -> Expr {
+        let ty = if real_rank(&self.out, &ty) == 0 {
+            QualType::double()
+        } else {
+            ty
+        };
+        let mut text = crate::back::c::real_text(x.abs());
+        if real_rank(&self.out, &ty) == 1 {
+            text.push('f');
+        }
+        let e = Expr::new(
+            ExprKind::RealConst {
+                value: x.abs(),
+                text,
+            },
+            ty.clone(),
+            self.span(),
+        );
+        if x < 0.0 {
+            Expr::new(
+                ExprKind::Unary {
+                    op: UnOp::Neg,
+                    arg: Box::new(e),
+                },
+                ty,
+                self.span(),
+            )
+        } else {
+            e
+        }
+    }
+
+    fn int(&self, v: i64) -> Expr {
+        Expr::new(
+            ExprKind::IntConst {
+                value: v,
+                text: v.to_string(),
+            },
+            QualType::int(),
+            self.span(),
+        )
+    }
+
+    fn binary(&self, op: BinOp, l: Expr, r: Expr) -> Expr {
+        let ty = if matches!(
+            op,
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+        ) {
+            QualType::int()
+        } else if is_pointer(&self.out, &l.ty) {
+            l.ty.clone()
+        } else if is_pointer(&self.out, &r.ty) {
+            r.ty.clone()
+        } else {
+            let rank = real_rank(&self.out, &l.ty).max(real_rank(&self.out, &r.ty));
+            if rank == 0 {
+                l.ty.clone()
+            } else {
+                real_of_rank(rank)
+            }
+        };
+        // Light algebra so the output reads as a person would write it.
+        if op == BinOp::Mul {
+            if is_one(&l) {
+                return r;
+            }
+            if is_one(&r) {
+                return l;
+            }
+        }
+        if op == BinOp::Div && is_one(&r) {
+            return l;
+        }
+        Expr::new(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(l),
+                rhs: Box::new(r),
+            },
+            ty,
+            self.span(),
+        )
+    }
+
+    fn neg(&self, e: Expr) -> Expr {
+        if let ExprKind::Unary {
+            op: UnOp::Neg,
+            arg,
+        } = e.kind
+        {
+            return *arg;
+        }
+        let ty = e.ty.clone();
+        Expr::new(
+            ExprKind::Unary {
+                op: UnOp::Neg,
+                arg: Box::new(e),
+            },
+            ty,
+            self.span(),
+        )
+    }
+
+    fn assign(&self, lhs: Expr, rhs: Expr, sugar: AssignSugar) -> Stmt {
+        Stmt {
+            id: StmtId(0),
+            kind: StmtKind::Assign { lhs, rhs, sugar },
+            span: self.span(),
+            comments: Comments::default(),
+        }
+    }
+
+    fn call_stmt(&self, callee: ProcId, args: Vec<Expr>, result: Option<Expr>) -> Stmt {
+        Stmt {
+            id: StmtId(0),
+            kind: StmtKind::Call {
+                result,
+                callee,
+                args,
+                decl_init: false,
+            },
+            span: self.span(),
+            comments: Comments::default(),
+        }
+    }
+
+    fn runtime_call(&self, name: &str, args: Vec<Expr>, result: Option<Expr>) -> Stmt {
+        self.call_stmt(self.runtime[name], args, result)
+    }
+
+    fn tag(&self, mut code: Vec<Stmt>, rule: &str) -> Vec<Stmt> {
+        if self.opts.explain {
+            for s in &mut code {
+                if s.comments
+                    .trailing
+                    .as_deref()
+                    .is_none_or(|t| !t.contains("/* adjoint/"))
+                {
+                    let tag = format!("/* {rule} */");
+                    s.comments.trailing = Some(match s.comments.trailing.take() {
+                        Some(t) => format!("{tag} {t}"),
+                        None => tag,
+                    });
+                }
+            }
+        }
+        code
+    }
+
+    fn expr_of(&self, v: &AVal<'a>) -> Result<Expr, ApplyError> {
+        Ok(match v {
+            AVal::Expr(e) => (*e).clone(),
+            AVal::New(e) => e.clone(),
+            AVal::Num(x) => self.real(*x, QualType::double()),
+            AVal::Arg(s, i) => self.arg_expr(s, *i).clone(),
+            AVal::Sym(s) => self.var(*s),
+            AVal::Popped(_, e) => e.clone(),
+            _ => return Err(ApplyError::new("an expression was expected")),
+        })
+    }
+
+    fn code_of(&self, v: AVal<'a>) -> Result<Vec<Stmt>, ApplyError> {
+        Ok(match v {
+            AVal::Code(c) => c,
+            AVal::Stmt(s) => vec![s.clone()],
+            AVal::List(items) => {
+                let mut out = Vec::new();
+                for i in items {
+                    out.extend(self.code_of(i)?);
+                }
+                out
+            }
+            AVal::Atom(a) if &*a == "none" => Vec::new(),
+            _ => return Err(ApplyError::new("statements were expected")),
+        })
+    }
+
+    fn arg_expr(&self, s: &'a Stmt, i: usize) -> &'a Expr {
+        match &s.kind {
+            StmtKind::Call { args, .. } => &args[i],
+            _ => unreachable!("arguments of a non-call"),
+        }
+    }
+
+    fn zones_of(&self, e: &Expr) -> Vec<Zone> {
+        self.a
+            .facts
+            .get(&self.proc)
+            .and_then(|f| f.ref_zones.get(&crate::analysis::facts::key(e)))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn is_split(&self) -> bool {
+        !self.heads.contains(&self.proc)
+    }
+
+    /// Must the forward sweep save the value `lhs` holds before the current
+    /// statement overwrites it? restore(I) meets its zones, or (split) the
+    /// caller sees the memory (`adjoint/proc-split`).
+    fn must_save(&self, lhs: &Expr) -> bool {
+        let Some(s) = self.stmt() else { return false };
+        let restore: Set = self.needed_here();
+        let zones = self.zones_of(lhs);
+        let read_by_itself = match &s.kind {
+            StmtKind::Assign { rhs, .. } => {
+                let mut hit = false;
+                visit(rhs, &mut |x| {
+                    if self.a.is_ref(x) && self.zones_of(x).iter().any(|z| zones.contains(z)) {
+                        hit = true;
+                    }
+                });
+                hit
+            }
+            _ => false,
+        };
+        read_by_itself
+            || zones.iter().any(|z| restore.contains(z))
+            || (self.is_split()
+                && zones.iter().any(|&z| {
+                    !matches!(
+                        self.a.locs.object(self.a.locs.zone(z).obj).kind,
+                        ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
+                    )
+                }))
+    }
+
+    /// Zones the forward sweep must keep for the backward sweep at the
+    /// current statement: restore(I), widened with TBR⁻(I).
+    fn needed_here(&self) -> Set {
+        let Some(s) = self.stmt() else {
+            return Set::new();
+        };
+        let mut set = self.a.restore(self.proc, s.id);
+        set.extend(self.a.tbr_before(self.proc, s.id));
+        set
+    }
+
+    fn must_save_sym(&self, v: SymId) -> bool {
+        let needed = self.needed_here();
+        self.a
+            .locs
+            .object_zones(self.a.locs.of_sym(v))
+            .any(|z| needed.contains(&z))
+    }
+
+    /// What the current statement saves, as references.
+    fn saved_refs(&self) -> Result<Vec<Expr>, ApplyError> {
+        let Some(s) = self.stmt() else {
+            return Ok(Vec::new());
+        };
+        match &s.kind {
+            StmtKind::Assign { lhs, .. } => Ok(if self.must_save(lhs) {
+                vec![lhs.clone()]
+            } else {
+                Vec::new()
+            }),
+            StmtKind::Call {
+                result, callee, ..
+            } => {
+                let mut out = Vec::new();
+                if let Some(r) = result
+                    && self.must_save(r)
+                {
+                    out.push(r.clone());
+                }
+                let active_split = self.a.is_active_call(self.proc, s.id)
+                    && self.program.proc(*callee).body.is_some();
+                if !active_split {
+                    // A passive call's own writes are saved here: nothing
+                    // else restores them.
+                    let restore = self.a.restore(self.proc, s.id);
+                    let result_zones: Vec<Zone> =
+                        result.iter().flat_map(|r| self.zones_of(r)).collect();
+                    let mut objs = BTreeSet::new();
+                    for z in restore.iter().copied() {
+                        if result_zones.contains(&z) {
+                            continue;
+                        }
+                        objs.insert(self.a.locs.zone(z).obj);
+                    }
+                    for o in objs {
+                        match self.a.locs.object(o).kind {
+                            ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Param
+                                || !is_pointer(self.program, &self.program.sym(v).ty) =>
+                            {
+                                out.push(self.var(v));
+                            }
+                            _ => {
+                                return Err(ApplyError::new(format!(
+                                    "the adjoint mode cannot yet save the memory '{}' that this call of '{}' overwrites (its size is not known here)",
+                                    self.a.locs.object(o).name,
+                                    self.program.proc(*callee).name
+                                )));
+                            }
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn push_of(&self, r: &Expr) -> Stmt {
+        let resolved = self.out.resolve(&r.ty.ty).clone();
+        match resolved {
+            Type::Array { .. } => {
+                let size = Expr::new(
+                    ExprKind::SizeOfExpr(Box::new(r.clone())),
+                    QualType::size_t(),
+                    self.span(),
+                );
+                self.runtime_call("aioli_push_array", vec![r.clone(), size], None)
+            }
+            Type::Real(RealKind::Float) => {
+                self.runtime_call("aioli_push_real4", vec![r.clone()], None)
+            }
+            Type::Real(_) => self.runtime_call("aioli_push_real8", vec![r.clone()], None),
+            Type::Int {
+                kind: crate::il::IntKind::Long | crate::il::IntKind::LongLong,
+                ..
+            } => self.runtime_call("aioli_push_long", vec![r.clone()], None),
+            _ => self.runtime_call("aioli_push_int", vec![r.clone()], None),
+        }
+    }
+
+    fn pop_of(&self, r: &Expr) -> Stmt {
+        let resolved = self.out.resolve(&r.ty.ty).clone();
+        match resolved {
+            Type::Array { .. } => {
+                let size = Expr::new(
+                    ExprKind::SizeOfExpr(Box::new(r.clone())),
+                    QualType::size_t(),
+                    self.span(),
+                );
+                self.runtime_call("aioli_pop_array", vec![r.clone(), size], None)
+            }
+            Type::Real(RealKind::Float) => {
+                self.runtime_call("aioli_pop_real4", vec![], Some(r.clone()))
+            }
+            Type::Real(_) => self.runtime_call("aioli_pop_real8", vec![], Some(r.clone())),
+            Type::Int {
+                kind: crate::il::IntKind::Long | crate::il::IntKind::LongLong,
+                ..
+            } => self.runtime_call("aioli_pop_long", vec![], Some(r.clone())),
+            _ => self.runtime_call("aioli_pop_int", vec![], Some(r.clone())),
+        }
+    }
+
+    /// The adjoint variable of `s`, created on first use.
+    fn bsym(&mut self, s: SymId) -> Result<SymId, ApplyError> {
+        if let Some(&b) = self.bsyms.get(&s) {
+            return Ok(b);
+        }
+        let orig = self.program.sym(s).clone();
+        if orig.kind == SymKind::Param {
+            return Err(ApplyError::new(format!(
+                "internal error: parameter '{}' has no adjoint parameter",
+                orig.name
+            )));
+        }
+        let mut ty = orig.ty.clone();
+        ty.is_const = false;
+        strip_const(&mut ty);
+        let id = if orig.kind == SymKind::Global {
+            let name = self.namer.fresh(&format!("{}b", orig.name));
+            let id = SymId(self.out.symbols.len() as u32);
+            self.out.symbols.push(Symbol {
+                name,
+                ty,
+                storage: Storage::Auto,
+                ..orig
+            });
+            id
+        } else {
+            let name = self.namer.fresh_local(&format!("{}b", orig.name));
+            let zero = self.zero_init(&ty);
+            let id = self.new_sym(&name, ty, SymKind::Local);
+            self.locals.push((id, Some(zero)));
+            id
+        };
+        self.bsyms.insert(s, id);
+        Ok(id)
+    }
+
+    fn zero_init(&self, ty: &QualType) -> Init {
+        match self.out.resolve(&ty.ty) {
+            Type::Array { .. } => Init::List(
+                vec![Init::Expr(self.real(0.0, QualType::double()))],
+                self.span(),
+            ),
+            _ => Init::Expr(self.real(0.0, ty.clone())),
+        }
+    }
+
+    /// The adjoint reference of variable `s` (`adjoint/ref-var`).
+    fn adjoint_var(&mut self, s: SymId) -> Result<Expr, ApplyError> {
+        let b = self.bsym(s)?;
+        let e = self.var(b);
+        let orig = self.program.sym(s);
+        // A real passed by value has a pointer adjoint parameter.
+        if orig.kind == SymKind::Param && !is_pointer(self.program, &orig.ty) {
+            let ty = orig.ty.clone();
+            return Ok(Expr::new(ExprKind::Deref(Box::new(e)), ty, self.span()));
+        }
+        Ok(e)
+    }
+
+    fn is_diff_formal(&self, p: ProcId, i: usize) -> bool {
+        let proc = self.program.proc(p);
+        let Some(&s) = proc.params.get(i) else {
+            return false;
+        };
+        let ty = &self.program.sym(s).ty;
+        let realish = real_rank(self.program, ty) > 0 || pointee_real(self.program, ty);
+        realish && self.a.is_diff_formal_arg(p, i)
+    }
+
+    fn temp(&mut self, ty: &QualType, key: String) -> SymId {
+        let rank = real_rank(&self.out, ty).max(1);
+        let key = format!("{key}/{rank}");
+        if let Some(&t) = self.temps.get(&key) {
+            return t;
+        }
+        let base = if key.starts_with("arg") {
+            "argb"
+        } else {
+            "tempb"
+        };
+        let name = self.namer.fresh_local(base);
+        let t = self.new_sym(&name, real_of_rank(rank), SymKind::Local);
+        self.locals.push((t, None));
+        self.temps.insert(key, t);
+        t
+    }
+
+    fn counter(&mut self) -> Result<SymId, ApplyError> {
+        let Some(s) = self.stmt() else {
+            return Err(ApplyError::new("a loop counter outside a loop"));
+        };
+        if let Some(&c) = self.counters.get(&s.id) {
+            return Ok(c);
+        }
+        let name = self.namer.fresh_local("aioli_iter");
+        let c = self.new_sym(&name, QualType::int(), SymKind::Local);
+        self.locals.push((c, None));
+        self.counters.insert(s.id, c);
+        Ok(c)
+    }
+
+    fn block(&self, stmts: Vec<Stmt>) -> Block {
+        let scope = self
+            .program
+            .proc(self.proc)
+            .body
+            .as_ref()
+            .map(|b| b.scope)
+            .unwrap_or(self.program.proc(self.proc).scope);
+        Block {
+            stmts,
+            scope,
+            closing_comments: Vec::new(),
+            span: self.span(),
+        }
+    }
+
+    fn mk(&self, kind: StmtKind) -> Stmt {
+        Stmt {
+            id: StmtId(0),
+            kind,
+            span: self.span(),
+            comments: Comments::default(),
+        }
+    }
+
+    fn view_stmt(&self, s: &'x Stmt) -> View<AVal<'x>> {
+        let none = || AVal::Atom("none".into());
+        match &s.kind {
+            StmtKind::Assign { lhs, rhs, .. } => {
+                View::Node("assign", vec![AVal::Expr(lhs), AVal::Expr(rhs)])
+            }
+            StmtKind::Call { result, callee, .. } => View::Node(
+                "call",
+                vec![
+                    AVal::Sym(SymId(callee.0)),
+                    AVal::Args(s, 0),
+                    result.as_ref().map(AVal::Expr).unwrap_or_else(none),
+                ],
+            ),
+            StmtKind::If { cond, then, other } => View::Node(
+                "if",
+                vec![
+                    AVal::Expr(cond),
+                    AVal::Stmts(&then.stmts),
+                    AVal::Stmts(other.as_ref().map(|o| o.stmts.as_slice()).unwrap_or(&[])),
+                ],
+            ),
+            StmtKind::Loop { header, body } => match header {
+                LoopHeader::For { init, cond, step } => View::Node(
+                    "for",
+                    vec![
+                        AVal::Stmts(init),
+                        cond.as_ref().map(AVal::Expr).unwrap_or_else(none),
+                        AVal::Stmts(step),
+                        AVal::Stmts(&body.stmts),
+                    ],
+                ),
+                LoopHeader::While { cond } => {
+                    View::Node("while", vec![AVal::Expr(cond), AVal::Stmts(&body.stmts)])
+                }
+                LoopHeader::DoWhile { cond } => View::Node(
+                    "do-while",
+                    vec![AVal::Expr(cond), AVal::Stmts(&body.stmts)],
+                ),
+            },
+            StmtKind::Block(b) => View::Node("block", vec![AVal::Stmts(&b.stmts)]),
+            StmtKind::Decl { vars, .. } => View::Node("decl", vec![AVal::Decls(vars)]),
+            StmtKind::Return(e) => View::Node(
+                "return",
+                vec![e.as_ref().map(AVal::Expr).unwrap_or_else(none)],
+            ),
+            StmtKind::Empty | StmtKind::Discard(_) => View::Node("empty", vec![]),
+            _ => View::Opaque,
+        }
+    }
+
+    fn view_expr(&self, e: &'x Expr) -> View<AVal<'x>> {
+        match &e.kind {
+            ExprKind::IntConst { value, .. } => View::Node("int", vec![AVal::Num(*value as f64)]),
+            ExprKind::RealConst { value, .. } => View::Node("real", vec![AVal::Num(*value)]),
+            ExprKind::Var(s) => View::Node("var", vec![AVal::Sym(*s)]),
+            ExprKind::Index { base, index } => {
+                View::Node("index", vec![AVal::Expr(base), AVal::Expr(index)])
+            }
+            ExprKind::Field { base, .. } => View::Node("field", vec![AVal::Expr(base)]),
+            ExprKind::Deref(p) => View::Node("deref", vec![AVal::Expr(p)]),
+            ExprKind::AddrOf(r) => View::Node("addr", vec![AVal::Expr(r)]),
+            ExprKind::Unary { op, arg } => View::Node(
+                match op {
+                    UnOp::Neg => "neg",
+                    UnOp::Plus => "plus",
+                    UnOp::Not => "not",
+                    UnOp::BitNot => "bitnot",
+                },
+                vec![AVal::Expr(arg)],
+            ),
+            ExprKind::Binary { op, lhs, rhs } => {
+                View::Node(binop_name(*op), vec![AVal::Expr(lhs), AVal::Expr(rhs)])
+            }
+            ExprKind::Intrinsic { call, args } => View::Node(
+                "intrinsic",
+                vec![
+                    AVal::Atom(call.func.c_name().into()),
+                    AVal::List(args.iter().map(AVal::Expr).collect()),
+                ],
+            ),
+            ExprKind::Cast { arg, .. } => View::Node("cast", vec![AVal::Expr(arg)]),
+            ExprKind::Cond { cond, then, other } => View::Node(
+                "cond",
+                vec![AVal::Expr(cond), AVal::Expr(then), AVal::Expr(other)],
+            ),
+            _ => View::Opaque,
+        }
+    }
+
+    /// `adjoint/intrinsic`: the (argument, partial × VAL) pairs.
+    fn partials(&mut self, f: &str, args: &[AVal<'x>], val: Expr) -> Result<AVal<'x>, ApplyError> {
+        let Some(d) = self.rules.derivatives.get(f).cloned() else {
+            return Err(ApplyError::new(format!("no derivative is known for '{f}'")));
+        };
+        self.trace.insert(d.id.clone());
+        let exprs: Vec<Expr> = args
+            .iter()
+            .map(|a| self.expr_of(a))
+            .collect::<Result<_, _>>()?;
+        let mut env: Vec<(String, Expr)> = d.params.iter().cloned().zip(exprs.clone()).collect();
+        env.reverse();
+        let mut pairs = Vec::new();
+        for (i, arg) in args.iter().enumerate() {
+            if real_rank(&self.out, &exprs[i].ty) == 0 {
+                continue;
+            }
+            let partial = self.instantiate(&d.partials[i], &env)?;
+            if is_zero(&partial) {
+                continue;
+            }
+            let mut term = self.binary(BinOp::Mul, partial, val.clone());
+            if d.guarded {
+                let zero = self.real(0.0, val.ty.clone());
+                let test = self.binary(BinOp::Eq, val.clone(), zero.clone());
+                let ty = term.ty.clone();
+                term = Expr::new(
+                    ExprKind::Cond {
+                        cond: Box::new(test),
+                        then: Box::new(zero),
+                        other: Box::new(term),
+                    },
+                    ty,
+                    self.span(),
+                );
+            }
+            pairs.push(AVal::With(Box::new(arg.clone()), Box::new(AVal::New(term))));
+        }
+        Ok(AVal::List(pairs))
+    }
+
+    fn instantiate(&mut self, t: &Tmpl, env: &[(String, Expr)]) -> Result<Expr, ApplyError> {
+        Ok(match t {
+            Tmpl::Var(v) => env
+                .iter()
+                .find(|(n, _)| n == v)
+                .map(|(_, x)| x.clone())
+                .ok_or_else(|| ApplyError::new(format!("unbound ?{v} in a derivative entry")))?,
+            Tmpl::Num(x) => self.real(*x, QualType::double()),
+            Tmpl::Atom(a) => {
+                return Err(ApplyError::new(format!(
+                    "atom '{a}' in a derivative entry"
+                )));
+            }
+            Tmpl::Node(h, kids, _) => {
+                let mut args = Vec::new();
+                for k in kids {
+                    args.push(self.instantiate(k, env)?);
+                }
+                self.build_expr(h, args)?
+            }
+        })
+    }
+
+    /// Expression constructors of rule templates and derivative entries.
+    fn build_expr(&self, head: &str, mut args: Vec<Expr>) -> Result<Expr, ApplyError> {
+        let arity = |n: usize| {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(ApplyError::new(format!("'{head}' takes {n} arguments")))
+            }
+        };
+        Ok(match head {
+            "neg" => {
+                arity(1)?;
+                self.neg(args.remove(0))
+            }
+            "cond" => {
+                arity(3)?;
+                let other = args.pop().unwrap_or_else(|| self.int(0));
+                let then = args.pop().unwrap_or_else(|| self.int(0));
+                let cond = args.pop().unwrap_or_else(|| self.int(0));
+                let rank = real_rank(&self.out, &then.ty)
+                    .max(real_rank(&self.out, &other.ty))
+                    .max(1);
+                Expr::new(
+                    ExprKind::Cond {
+                        cond: Box::new(cond),
+                        then: Box::new(then),
+                        other: Box::new(other),
+                    },
+                    real_of_rank(rank),
+                    self.span(),
+                )
+            }
+            "add" | "sub" | "mul" | "div" | "lt" | "le" | "gt" | "ge" | "eq" | "ne" => {
+                arity(2)?;
+                let op = match head {
+                    "add" => BinOp::Add,
+                    "sub" => BinOp::Sub,
+                    "mul" => BinOp::Mul,
+                    "div" => BinOp::Div,
+                    "lt" => BinOp::Lt,
+                    "le" => BinOp::Le,
+                    "gt" => BinOp::Gt,
+                    "ge" => BinOp::Ge,
+                    "eq" => BinOp::Eq,
+                    _ => BinOp::Ne,
+                };
+                let r = args.pop().unwrap_or_else(|| self.int(0));
+                let l = args.pop().unwrap_or_else(|| self.int(0));
+                self.binary(op, l, r)
+            }
+            _ => {
+                let f = if head == "digamma" {
+                    MathFn::Digamma
+                } else {
+                    match MathFn::from_c_name(head) {
+                        Some((f, _)) => f,
+                        None => {
+                            return Err(ApplyError::new(format!(
+                                "unknown constructor '{head}' in an expression"
+                            )));
+                        }
+                    }
+                };
+                if f == MathFn::Digamma {
+                    return Err(ApplyError::new(
+                        "the adjoint mode does not differentiate lgamma and tgamma yet",
+                    ));
+                }
+                arity(f.arity())?;
+                let rank = args
+                    .iter()
+                    .map(|e| real_rank(&self.out, &e.ty))
+                    .max()
+                    .unwrap_or(2)
+                    .max(1);
+                let (precision, name) = match rank {
+                    1 => (RealKind::Float, format!("{}f", f.c_name())),
+                    3 => (RealKind::LongDouble, format!("{}l", f.c_name())),
+                    _ => (RealKind::Double, f.c_name().to_string()),
+                };
+                Expr::new(
+                    ExprKind::Intrinsic {
+                        call: Intrinsic {
+                            func: f,
+                            precision: Some(precision),
+                            name,
+                        },
+                        args,
+                    },
+                    real_of_rank(rank),
+                    self.span(),
+                )
+            }
+        })
+    }
+
+    fn address_of(&self, e: Expr) -> Expr {
+        if let ExprKind::Deref(p) = e.kind {
+            return *p;
+        }
+        let ty = e.ty.clone().pointer_to();
+        Expr::new(ExprKind::AddrOf(Box::new(e)), ty, self.span())
+    }
+
+    /// `adjoint/proc-joint`, `adjoint/proc-split`: a finished procedure.
+    fn make_proc(
+        &mut self,
+        id: ProcId,
+        params: Vec<SymId>,
+        ret: QualType,
+        mut body: Vec<Stmt>,
+        prologue: Vec<Stmt>,
+        with_adjoints: bool,
+    ) {
+        let orig = self.program.proc(self.proc).clone();
+        drop_unread_scalars(&mut body, &self.hoisted);
+        let mut used: HashSet<SymId> = HashSet::new();
+        collect_used(&body, &mut used);
+        collect_used(&prologue, &mut used);
+        let mut decls = Vec::new();
+        for &s in &params {
+            if !used.contains(&s) {
+                let v = self.var(s);
+                let cast = Expr::new(
+                    ExprKind::Cast {
+                        to: QualType::void(),
+                        arg: Box::new(v),
+                    },
+                    QualType::void(),
+                    self.span(),
+                );
+                decls.push(self.mk(StmtKind::Discard(cast)));
+            }
+        }
+        for &s in &self.hoisted {
+            if !used.contains(&s) {
+                continue;
+            }
+            strip_const(&mut self.out.symbols[s.index()].ty);
+            let ty = self.out.symbols[s.index()].ty.clone();
+            decls.push(self.decl(s, ty, None));
+        }
+        if with_adjoints {
+            let locals = self.locals.clone();
+            for (s, init) in locals {
+                if !used.contains(&s) {
+                    continue;
+                }
+                let ty = self.out.symbols[s.index()].ty.clone();
+                decls.push(self.decl(s, ty, init));
+            }
+        } else {
+            // The forward sweep needs only its counters and branch marker.
+            let locals = self.locals.clone();
+            for (s, _) in locals {
+                if used.contains(&s) {
+                    let ty = self.out.symbols[s.index()].ty.clone();
+                    decls.push(self.decl(s, ty, None));
+                }
+            }
+        }
+        decls.extend(prologue);
+        decls.append(&mut body);
+        let scope = orig.body.as_ref().map(|b| b.scope).unwrap_or(orig.scope);
+        let p = &mut self.out.procs[id.index()];
+        p.params = params;
+        p.ret = ret;
+        p.body = Some(Block {
+            stmts: decls,
+            scope,
+            closing_comments: orig
+                .body
+                .as_ref()
+                .map(|b| b.closing_comments.clone())
+                .unwrap_or_default(),
+            span: orig.body.as_ref().map(|b| b.span).unwrap_or(orig.span),
+        });
+    }
+
+    /// The adjoint of an original reference (`ref` relation).
+    fn ref_adjoint(&mut self, r: &'x Expr) -> Result<Expr, ApplyError> {
+        let rules = self.rules;
+        let v = engine::apply(rules, self, "ref", &AVal::Expr(r))?;
+        self.expr_of(v.first().ok_or_else(|| ApplyError::new("'ref' yields nothing"))?)
+    }
+
+    fn decl(&self, s: SymId, ty: QualType, init: Option<Init>) -> Stmt {
+        self.mk(StmtKind::Decl {
+            base: leaf_type(&ty),
+            storage: Storage::Auto,
+            vars: vec![Declarator { sym: s, init }],
+        })
+    }
+
+    fn params_of(&mut self, list: &AVal<'x>) -> Result<Vec<SymId>, ApplyError> {
+        let mut out = Vec::new();
+        let AVal::List(items) = list else {
+            return Ok(out);
+        };
+        for it in items {
+            match it {
+                AVal::Formal(p, i) => out.push(self.program.proc(*p).params[*i]),
+                AVal::Sym(s) => out.push(*s),
+                _ => return Err(ApplyError::new("a formal parameter was expected")),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Original variables the backward sweep reads (split mode saves them
+    /// at the end of the forward sweep).
+    fn read_in(&self, code: &[Stmt]) -> Vec<SymId> {
+        let mut used = HashSet::new();
+        fn walk(stmts: &[Stmt], used: &mut HashSet<SymId>) {
+            for s in stmts {
+                for e in super::names::stmt_exprs(s) {
+                    visit(e, &mut |x| {
+                        if let ExprKind::Var(v) = x.kind {
+                            used.insert(v);
+                        }
+                    });
+                }
+                match &s.kind {
+                    StmtKind::If { then, other, .. } => {
+                        walk(&then.stmts, used);
+                        if let Some(o) = other {
+                            walk(&o.stmts, used);
+                        }
+                    }
+                    StmtKind::Loop { header, body } => {
+                        if let LoopHeader::For { init, step, .. } = header {
+                            walk(init, used);
+                            walk(step, used);
+                        }
+                        walk(&body.stmts, used);
+                    }
+                    StmtKind::Block(b) => walk(&b.stmts, used),
+                    _ => {}
+                }
+            }
+        }
+        walk(code, &mut used);
+        let proc = self.program.proc(self.proc);
+        let mut out: Vec<SymId> = self
+            .hoisted
+            .iter()
+            .copied()
+            .filter(|s| used.contains(s))
+            .collect();
+        for &s in &proc.params {
+            if used.contains(&s) && !is_pointer(self.program, &self.program.sym(s).ty) {
+                out.push(s);
+            }
+        }
+        out
+    }
+}
+
+impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
+    /// Assembles the output program (`adjoint/output`): the original's
+    /// declarations, its globals as `extern`, the adjoints of globals, the
+    /// runtime header, and the adjoint procedures after each original one.
+    fn finish(mut self, diff_procs: &[ProcId]) -> Program {
+        let program = self.program;
+        let main = program.main_file;
+        let graph = self.out.call_graph();
+        let mut needed: HashSet<ProcId> = HashSet::new();
+        let generated: Vec<ProcId> = self
+            .aprocs
+            .values()
+            .flat_map(|a| [a.joint, a.fwd, a.bwd])
+            .flatten()
+            .collect();
+        let mut stack = generated.clone();
+        while let Some(p) = stack.pop() {
+            for &c in graph.get(p.index()).into_iter().flatten() {
+                if needed.insert(c) {
+                    stack.push(c);
+                }
+            }
+        }
+        let bglobals: Vec<(SymId, SymId)> = {
+            let mut v: Vec<(SymId, SymId)> = self
+                .bsyms
+                .iter()
+                .filter(|(s, _)| program.sym(**s).kind == SymKind::Global)
+                .map(|(a, b)| (*a, *b))
+                .collect();
+            v.sort();
+            v
+        };
+        let mut items = Vec::new();
+        let mut header_done = false;
+        let header = |file| Item {
+            kind: ItemKind::MacroLine(crate::runtime::include_line()),
+            span: Span::default(),
+            comments: Comments::default(),
+            file,
+        };
+        for item in &program.items {
+            let is_preamble = matches!(
+                item.kind,
+                ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. } | ItemKind::MacroLine(_)
+            );
+            if !is_preamble && !header_done {
+                items.push(header(main));
+                header_done = true;
+            }
+            match &item.kind {
+                ItemKind::Function(p) => {
+                    let p = *p;
+                    let static_needed =
+                        program.proc(p).storage == Storage::Static && needed.contains(&p);
+                    if static_needed {
+                        items.push(item.clone());
+                    } else if program.proc(p).storage != Storage::Static {
+                        items.push(Item {
+                            kind: ItemKind::Prototype(p),
+                            comments: Default::default(),
+                            ..item.clone()
+                        });
+                    }
+                    if diff_procs.contains(&p)
+                        && let Some(a) = self.aprocs.get(&p)
+                    {
+                        for id in [a.joint, a.fwd, a.bwd].into_iter().flatten() {
+                            items.push(Item {
+                                kind: ItemKind::Function(id),
+                                ..item.clone()
+                            });
+                        }
+                    }
+                }
+                ItemKind::Globals {
+                    base,
+                    storage,
+                    vars,
+                } if item.file == main => {
+                    let keep_definition = *storage == Storage::Static;
+                    items.push(Item {
+                        kind: ItemKind::Globals {
+                            base: base.clone(),
+                            storage: if keep_definition {
+                                *storage
+                            } else {
+                                Storage::Extern
+                            },
+                            vars: vars
+                                .iter()
+                                .map(|v| Declarator {
+                                    sym: v.sym,
+                                    init: if keep_definition { v.init.clone() } else { None },
+                                })
+                                .collect(),
+                        },
+                        ..item.clone()
+                    });
+                }
+                _ => items.push(item.clone()),
+            }
+        }
+        if !header_done {
+            items.push(header(main));
+        }
+        // Adjoints of globals, defined here, before the first procedure.
+        let at = items
+            .iter()
+            .position(|i| matches!(i.kind, ItemKind::Function(_) | ItemKind::Prototype(_)))
+            .unwrap_or(items.len());
+        let mut gitems = Vec::new();
+        for (s, b) in bglobals {
+            let sym = &self.out.symbols[b.index()];
+            gitems.push(Item {
+                kind: ItemKind::Globals {
+                    base: leaf_type(&sym.ty),
+                    storage: Storage::Auto,
+                    vars: vec![Declarator { sym: b, init: None }],
+                },
+                span: program.sym(s).span,
+                comments: Default::default(),
+                file: main,
+            });
+        }
+        items.splice(at..at, gitems);
+        self.out.items = items;
+        self.out
+    }
+}
+
+/// Removes what the forward sweep writes into hoisted scalars that nothing
+/// reads (their readers were sliced away): `t = f_fwd(x)` keeps the call.
+fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
+    fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
+        for s in stmts {
+            let skip: Option<&Expr> = match &s.kind {
+                StmtKind::Assign { lhs, .. } => Some(lhs),
+                StmtKind::Call { result: Some(r), .. } => Some(r),
+                _ => None,
+            };
+            for e in super::names::stmt_exprs(s) {
+                if skip.is_some_and(|k| std::ptr::eq(k, e)) && matches!(e.kind, ExprKind::Var(_)) {
+                    continue;
+                }
+                visit(e, &mut |x| {
+                    if let ExprKind::Var(v) = x.kind {
+                        out.insert(v);
+                    }
+                });
+            }
+            match &s.kind {
+                StmtKind::If { then, other, .. } => {
+                    reads(&then.stmts, out);
+                    if let Some(o) = other {
+                        reads(&o.stmts, out);
+                    }
+                }
+                StmtKind::Loop { header, body } => {
+                    if let LoopHeader::For { init, step, .. } = header {
+                        reads(init, out);
+                        reads(step, out);
+                    }
+                    reads(&body.stmts, out);
+                }
+                StmtKind::Block(b) => reads(&b.stmts, out),
+                _ => {}
+            }
+        }
+    }
+    fn prune(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
+        stmts.retain(|s| {
+            !matches!(&s.kind, StmtKind::Assign { lhs, .. }
+                if matches!(lhs.kind, ExprKind::Var(v) if dead.contains(&v)))
+        });
+        for s in stmts.iter_mut() {
+            match &mut s.kind {
+                StmtKind::Call { result, .. } => {
+                    if result
+                        .as_ref()
+                        .is_some_and(|r| matches!(r.kind, ExprKind::Var(v) if dead.contains(&v)))
+                    {
+                        *result = None;
+                    }
+                }
+                StmtKind::If { then, other, .. } => {
+                    prune(&mut then.stmts, dead);
+                    if let Some(o) = other {
+                        prune(&mut o.stmts, dead);
+                    }
+                }
+                StmtKind::Loop { header, body } => {
+                    if let LoopHeader::For { init, step, .. } = header {
+                        prune(init, dead);
+                        prune(step, dead);
+                    }
+                    prune(&mut body.stmts, dead);
+                }
+                StmtKind::Block(b) => prune(&mut b.stmts, dead),
+                _ => {}
+            }
+        }
+    }
+    let mut read = HashSet::new();
+    reads(body, &mut read);
+    let dead: HashSet<SymId> = hoisted.iter().copied().filter(|s| !read.contains(s)).collect();
+    if !dead.is_empty() {
+        prune(body, &dead);
+    }
+}
+
+/// Variables a generated body mentions.
+fn collect_used(stmts: &[Stmt], used: &mut HashSet<SymId>) {
+    for s in stmts {
+        for e in super::names::stmt_exprs(s) {
+            visit(e, &mut |x| {
+                if let ExprKind::Var(v) = x.kind {
+                    used.insert(v);
+                }
+            });
+        }
+        match &s.kind {
+            StmtKind::If { then, other, .. } => {
+                collect_used(&then.stmts, used);
+                if let Some(o) = other {
+                    collect_used(&o.stmts, used);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    collect_used(init, used);
+                    collect_used(step, used);
+                }
+                collect_used(&body.stmts, used);
+            }
+            StmtKind::Block(b) => collect_used(&b.stmts, used),
+            _ => {}
+        }
+    }
+}
+
+fn strip_const(ty: &mut QualType) {
+    ty.is_const = false;
+    match &mut ty.ty {
+        Type::Pointer(t) | Type::Array { elem: t, .. } => strip_const(t),
+        _ => {}
+    }
+}
+
+fn pointee_real(program: &Program, ty: &QualType) -> bool {
+    match program.resolve(&ty.ty) {
+        Type::Pointer(t) | Type::Array { elem: t, .. } => {
+            real_rank(program, t) > 0 || pointee_real(program, t)
+        }
+        _ => false,
+    }
+}
+
+fn leaf_type(ty: &QualType) -> QualType {
+    match &ty.ty {
+        Type::Pointer(t) | Type::Array { elem: t, .. } => leaf_type(t),
+        _ => ty.clone(),
+    }
+}
+
+impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
+    type Val = AVal<'x>;
+
+    fn view(&self, v: &AVal<'x>) -> View<AVal<'x>> {
+        match v {
+            AVal::Proc(p, body) => View::Node(
+                "function",
+                vec![AVal::Sym(SymId(p.0)), AVal::Formals(*p, 0), AVal::Stmts(body)],
+            ),
+            AVal::Formals(p, i) => {
+                if *i < self.program.proc(*p).params.len() {
+                    View::Cons(AVal::Formal(*p, *i), AVal::Formals(*p, i + 1))
+                } else {
+                    View::Nil
+                }
+            }
+            AVal::Stmts(list) => match list.split_first() {
+                Some((h, t)) => View::Cons(AVal::Stmt(h), AVal::Stmts(t)),
+                None => View::Nil,
+            },
+            AVal::Args(s, i) => {
+                let n = match &s.kind {
+                    StmtKind::Call { args, .. } => args.len(),
+                    _ => 0,
+                };
+                if *i < n {
+                    View::Cons(AVal::Arg(s, *i), AVal::Args(s, i + 1))
+                } else {
+                    View::Nil
+                }
+            }
+            AVal::Stmt(s) => self.view_stmt(s),
+            AVal::Decls(list) => match list.split_first() {
+                Some((d, t)) => View::Cons(AVal::Declarator(d), AVal::Decls(t)),
+                None => View::Nil,
+            },
+            AVal::Declarator(d) => View::Node(
+                "var",
+                vec![
+                    AVal::Sym(d.sym),
+                    match &d.init {
+                        Some(Init::Expr(e)) => AVal::Expr(e),
+                        Some(i) => AVal::Init(i),
+                        None => AVal::Atom("none".into()),
+                    },
+                ],
+            ),
+            AVal::Init(i) => View::Node("init-list", vec![AVal::Init(i)]),
+            AVal::Expr(e) => self.view_expr(e),
+            AVal::Arg(s, i) => match &s.kind {
+                StmtKind::Call { args, .. } => self.view_expr(&args[*i]),
+                _ => View::Opaque,
+            },
+            AVal::Atom(a) => View::Atom(a.to_string()),
+            AVal::Num(x) => View::Num(*x),
+            AVal::List(items) => match items.split_first() {
+                Some((h, t)) => View::Cons(h.clone(), AVal::List(t.to_vec())),
+                None => View::Nil,
+            },
+            AVal::With(e, v) => View::Node("with", vec![(**e).clone(), (**v).clone()]),
+            _ => View::Opaque,
+        }
+    }
+
+    fn describe(&self, v: &AVal<'x>) -> String {
+        match v {
+            AVal::Stmt(s) => format!("the statement at byte {}", s.span.lo),
+            AVal::Expr(e) => format!("an expression at byte {}", e.span.lo),
+            AVal::Proc(p, _) => format!("procedure '{}'", self.program.proc(*p).name),
+            _ => "a term".into(),
+        }
+    }
+
+    fn fired(&mut self, rule: &str) {
+        self.trace.insert(rule.to_string());
+    }
+
+    fn atom(&self, name: &str) -> AVal<'x> {
+        AVal::Atom(name.into())
+    }
+
+    fn num(&self, x: f64) -> AVal<'x> {
+        AVal::Num(x)
+    }
+
+    fn enter(&mut self, _relation: &str, node: &AVal<'x>) {
+        if let AVal::Stmt(s) = node {
+            self.stmts.push(s);
+            self.error_span = Some(s.span);
+        }
+    }
+
+    fn leave(&mut self, _relation: &str, node: &AVal<'x>) {
+        if let AVal::Stmt(_) = node {
+            self.stmts.pop();
+        }
+    }
+
+    fn guard(&mut self, name: &str, args: &[AVal<'x>], node: &AVal<'x>) -> Result<bool, ApplyError> {
+        let subject = args.first().unwrap_or(node);
+        let orig_expr = |v: &AVal<'x>| -> Option<&'x Expr> {
+            match v {
+                AVal::Expr(e) => Some(e),
+                AVal::Arg(s, i) => match &s.kind {
+                    StmtKind::Call { args, .. } => Some(&args[*i]),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        Ok(match name {
+            "isHead" => match subject {
+                AVal::Sym(p) => self.heads.contains(&ProcId(p.0)),
+                _ => false,
+            },
+            "isLiveForDiff" => match self.stmt() {
+                Some(s) => self.a.is_live_for_diff(self.proc, s.id),
+                None => true,
+            },
+            "isActiveCall" => self
+                .stmt()
+                .is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
+            "hasBody" => match subject {
+                AVal::Sym(p) => self.program.proc(ProcId(p.0)).body.is_some(),
+                _ => false,
+            },
+            "isDiffFormalArg" => match subject {
+                AVal::Formal(p, i) => self.is_diff_formal(*p, *i),
+                AVal::Arg(s, i) => match &s.kind {
+                    StmtKind::Call { callee, .. } => self.is_diff_formal(*callee, *i),
+                    _ => false,
+                },
+                _ => false,
+            },
+            "isActiveExpr" => match (orig_expr(subject), self.stmt()) {
+                (Some(e), Some(s)) => {
+                    real_rank(self.program, &e.ty) > 0
+                        && self.a.is_active_expr(self.proc, s.id, e)
+                }
+                _ => false,
+            },
+            "isRef" => orig_expr(subject).is_some_and(|e| self.a.is_ref(e)),
+            "isReal" => orig_expr(subject).is_some_and(|e| real_rank(self.program, &e.ty) > 0),
+            "isExpr" => matches!(subject, AVal::Expr(_)),
+            "isDiff" if matches!(subject, AVal::Sym(_)) => match subject {
+                AVal::Sym(v) => {
+                    let ty = &self.program.sym(*v).ty;
+                    self.diff.syms.contains(v)
+                        && (real_rank(self.program, ty) > 0 || pointee_real(self.program, ty))
+                }
+                _ => false,
+            },
+            "isDiff" => orig_expr(subject).is_some_and(|e| {
+                (real_rank(self.program, &e.ty) > 0 || pointee_real(self.program, &e.ty))
+                    && self.a.is_diff(self.proc, e)
+            }),
+            "isNone" => matches!(subject, AVal::Atom(a) if &**a == "none"),
+            "mayOverlapRhs" => match self.stmt().map(|s| &s.kind) {
+                Some(StmtKind::Assign { lhs, rhs, .. }) => {
+                    let lz = self.zones_of(lhs);
+                    let mut overlap = false;
+                    visit(rhs, &mut |x| {
+                        if self.a.is_ref(x) && self.zones_of(x).iter().any(|z| lz.contains(z)) {
+                            overlap = true;
+                        }
+                    });
+                    overlap
+                }
+                _ => true,
+            },
+            _ => return Err(ApplyError::new(format!("unknown guard '{name}'"))),
+        })
+    }
+
+    fn build(
+        &mut self,
+        head: &str,
+        mut args: Vec<AVal<'x>>,
+        _node: &AVal<'x>,
+        rule: &str,
+    ) -> Result<AVal<'x>, ApplyError> {
+        let arity = |n: usize, args: &Vec<AVal<'x>>| {
+            if args.len() == n {
+                Ok(())
+            } else {
+                Err(ApplyError::new(format!("'{head}' takes {n} arguments")))
+            }
+        };
+        Ok(match head {
+            "nothing" => AVal::Code(Vec::new()),
+            "with" => {
+                arity(2, &args)?;
+                let v = args.pop().unwrap_or(AVal::Num(0.0));
+                let e = args.pop().unwrap_or(AVal::Num(0.0));
+                AVal::With(Box::new(e), Box::new(v))
+            }
+            "list" => AVal::List(args),
+            "seq" => {
+                let mut code = Vec::new();
+                for a in args {
+                    code.extend(self.code_of(a)?);
+                }
+                AVal::Code(code)
+            }
+            "same" => {
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'same' outside a statement"))?;
+                AVal::Code(self.tag(vec![s.clone()], rule))
+            }
+            "cons" => {
+                arity(2, &args)?;
+                let tail = args.pop().unwrap_or(AVal::List(Vec::new()));
+                let head_v = args.pop().unwrap_or(AVal::List(Vec::new()));
+                let mut items = vec![head_v];
+                match tail {
+                    AVal::List(t) => items.extend(t),
+                    AVal::Code(c) if c.is_empty() => {}
+                    other => items.push(other),
+                }
+                AVal::List(items)
+            }
+            "push-restore" => {
+                let refs = self.saved_refs()?;
+                let code = refs.iter().map(|r| self.push_of(r)).collect();
+                AVal::Code(self.tag(code, rule))
+            }
+            "pop-restore" => {
+                let refs = self.saved_refs()?;
+                let code = refs.iter().rev().map(|r| self.pop_of(r)).collect();
+                AVal::Code(self.tag(code, rule))
+            }
+            "push-var" | "pop-var" => {
+                arity(1, &args)?;
+                let AVal::Sym(v) = args[0] else {
+                    return Err(ApplyError::new(format!("'{head}' takes a variable")));
+                };
+                let code = if self.must_save_sym(v) {
+                    let e = self.var(v);
+                    vec![if head == "push-var" {
+                        self.push_of(&e)
+                    } else {
+                        self.pop_of(&e)
+                    }]
+                } else {
+                    Vec::new()
+                };
+                AVal::Code(self.tag(code, rule))
+            }
+            "init-assign" => {
+                arity(2, &args)?;
+                let AVal::Sym(v) = args[0] else {
+                    return Err(ApplyError::new("'init-assign' takes a variable"));
+                };
+                let var = self.var(v);
+                let mut code = Vec::new();
+                match &args[1] {
+                    AVal::Init(Init::List(items, _)) => {
+                        let elem = match &self.out.symbols[v.index()].ty.ty {
+                            Type::Array { elem, .. } => (**elem).clone(),
+                            _ => QualType::double(),
+                        };
+                        for (k, it) in items.iter().enumerate() {
+                            let Init::Expr(e) = it else {
+                                return Err(ApplyError::new(
+                                    "the adjoint mode does not handle nested initialiser lists yet",
+                                ));
+                            };
+                            let lhs = Expr::new(
+                                ExprKind::Index {
+                                    base: Box::new(var.clone()),
+                                    index: Box::new(self.int(k as i64)),
+                                },
+                                elem.clone(),
+                                self.span(),
+                            );
+                            code.push(self.assign(lhs, e.clone(), AssignSugar::Plain));
+                        }
+                    }
+                    other => {
+                        let e = self.expr_of(other)?;
+                        code.push(self.assign(var, e, AssignSugar::Plain));
+                    }
+                }
+                if let (Some(first), Some(s)) = (code.first_mut(), self.stmt())
+                    && !self.commented.contains(&s.id)
+                {
+                    first.comments = s.comments.clone();
+                    self.commented.insert(s.id);
+                }
+                AVal::Code(self.tag(code, rule))
+            }
+            "refuse-passive-pointer" => {
+                return Err(ApplyError::new(
+                    "the adjoint mode does not yet pass a zero adjoint buffer for a pointer argument without adjoint",
+                ));
+            }
+            "push-branch" => {
+                arity(1, &args)?;
+                let v = match args[0] {
+                    AVal::Num(x) => x as i64,
+                    _ => 0,
+                };
+                let s = self.runtime_call("aioli_push_control", vec![self.int(v), self.int(1)], None);
+                AVal::Code(self.tag(vec![s], rule))
+            }
+            "pop-branch" => {
+                let b = match self.branch {
+                    Some(b) => b,
+                    None => {
+                        let name = self.namer.fresh_local("aioli_branch");
+                        let b = self.new_sym(&name, QualType::int(), SymKind::Local);
+                        self.locals.push((b, None));
+                        self.branch = Some(b);
+                        b
+                    }
+                };
+                let pop = self.runtime_call("aioli_pop_control", vec![self.int(1)], Some(self.var(b)));
+                AVal::Popped(pop, self.var(b))
+            }
+            "if" => {
+                arity(3, &args)?;
+                let other = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let then = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let cond_v = args.pop().unwrap_or(AVal::Num(0.0));
+                let mut code = Vec::new();
+                let cond = match cond_v {
+                    AVal::Popped(pop, e) => {
+                        if then.is_empty() && other.is_empty() {
+                            // Still popped: the marker was pushed.
+                            code.push(pop);
+                            return Ok(AVal::Code(self.tag(code, rule)));
+                        }
+                        code.push(pop);
+                        e
+                    }
+                    v => self.expr_of(&v)?,
+                };
+                let (cond, then, other) = if then.is_empty() && !other.is_empty() {
+                    let zero = self.int(0);
+                    (self.binary(BinOp::Eq, cond, zero), other, Vec::new())
+                } else {
+                    (cond, then, other)
+                };
+                let s = self.mk(StmtKind::If {
+                    cond,
+                    then: self.block(then),
+                    other: if other.is_empty() {
+                        None
+                    } else {
+                        Some(self.block(other))
+                    },
+                });
+                code.push(s);
+                AVal::Code(self.tag(code, rule))
+            }
+            "counted-while" | "counted-do-while" => {
+                arity(2, &args)?;
+                let body = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let cond = match args.pop() {
+                    Some(AVal::Atom(a)) if &*a == "none" => self.int(1),
+                    Some(v) => self.expr_of(&v)?,
+                    None => self.int(1),
+                };
+                let c = self.counter()?;
+                let mut body = body;
+                let one = self.int(1);
+                body.push(self.assign(
+                    self.var(c),
+                    self.binary(BinOp::Add, self.var(c), one),
+                    AssignSugar::Increment,
+                ));
+                let header = if head == "counted-while" {
+                    LoopHeader::While { cond }
+                } else {
+                    LoopHeader::DoWhile { cond }
+                };
+                let code = vec![
+                    self.assign(self.var(c), self.int(0), AssignSugar::Plain),
+                    self.mk(StmtKind::Loop {
+                        header,
+                        body: self.block(body),
+                    }),
+                    self.runtime_call("aioli_push_int", vec![self.var(c)], None),
+                ];
+                AVal::Code(self.tag(code, rule))
+            }
+            "replay-count" => {
+                arity(1, &args)?;
+                let mut body = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let c = self.counter()?;
+                let one = self.int(1);
+                body.push(self.assign(
+                    self.var(c),
+                    self.binary(BinOp::Sub, self.var(c), one),
+                    AssignSugar::Decrement,
+                ));
+                let cond = self.binary(BinOp::Gt, self.var(c), self.int(0));
+                let code = vec![
+                    self.runtime_call("aioli_pop_int", vec![], Some(self.var(c))),
+                    self.mk(StmtKind::Loop {
+                        header: LoopHeader::While { cond },
+                        body: self.block(body),
+                    }),
+                ];
+                AVal::Code(self.tag(code, rule))
+            }
+            "forward-return" => {
+                arity(1, &args)?;
+                if self.is_split() {
+                    let e = self.expr_of(&args[0])?;
+                    let s = self.mk(StmtKind::Return(Some(e)));
+                    AVal::Code(self.tag(vec![s], rule))
+                } else {
+                    AVal::Code(Vec::new())
+                }
+            }
+            "result-adjoint" => match self.result_adjoint {
+                Some(r) => AVal::New(self.var(r)),
+                None => AVal::New(self.real(0.0, QualType::double())),
+            },
+            "adjoint-temp" => {
+                arity(1, &args)?;
+                let refb = self.expr_of(&args[0])?;
+                let t = self.temp(&refb.ty, "assign".into());
+                self.last_temp = Some(t);
+                AVal::New(self.var(t))
+            }
+            "take-adjoint" => {
+                arity(1, &args)?;
+                let refb = self.expr_of(&args[0])?;
+                let t = self
+                    .last_temp
+                    .ok_or_else(|| ApplyError::new("'take-adjoint' without 'adjoint-temp'"))?;
+                let zero = self.real(0.0, refb.ty.clone());
+                let code = vec![
+                    self.assign(self.var(t), refb.clone(), AssignSugar::Plain),
+                    self.assign(refb, zero, AssignSugar::Plain),
+                ];
+                AVal::Code(self.tag(code, rule))
+            }
+            "zero" => {
+                arity(1, &args)?;
+                let r = self.expr_of(&args[0])?;
+                let zero = self.real(0.0, r.ty.clone());
+                let s = self.assign(r, zero, AssignSugar::Plain);
+                AVal::Code(self.tag(vec![s], rule))
+            }
+            "increment" => {
+                arity(2, &args)?;
+                let v = self.expr_of(&args[1])?;
+                let r = self.expr_of(&args[0])?;
+                let rhs = self.binary(BinOp::Add, r.clone(), v);
+                let s = self.assign(r, rhs, AssignSugar::Compound(BinOp::Add));
+                AVal::Code(self.tag(vec![s], rule))
+            }
+            "varName" => {
+                arity(1, &args)?;
+                match args[0] {
+                    AVal::Sym(s) => AVal::New(self.adjoint_var(s)?),
+                    _ => return Err(ApplyError::new("'varName' takes a variable")),
+                }
+            }
+            "index" => {
+                arity(2, &args)?;
+                let i = self.expr_of(&args[1])?;
+                let b = self.expr_of(&args[0])?;
+                let ty = match self.out.resolve(&b.ty.ty) {
+                    Type::Pointer(t) | Type::Array { elem: t, .. } => (**t).clone(),
+                    _ => QualType::double(),
+                };
+                let mut ty = ty;
+                strip_const(&mut ty);
+                AVal::New(Expr::new(
+                    ExprKind::Index {
+                        base: Box::new(b),
+                        index: Box::new(i),
+                    },
+                    ty,
+                    self.span(),
+                ))
+            }
+            "deref" => {
+                arity(1, &args)?;
+                let p = self.expr_of(&args[0])?;
+                let mut ty = match self.out.resolve(&p.ty.ty) {
+                    Type::Pointer(t) | Type::Array { elem: t, .. } => (**t).clone(),
+                    _ => QualType::double(),
+                };
+                strip_const(&mut ty);
+                AVal::New(Expr::new(ExprKind::Deref(Box::new(p)), ty, self.span()))
+            }
+            "address-of" => {
+                arity(1, &args)?;
+                let e = self.expr_of(&args[0])?;
+                AVal::New(self.address_of(e))
+            }
+            "arg-temp" => {
+                arity(1, &args)?;
+                let (s, i) = match &args[0] {
+                    AVal::Arg(s, i) => (*s as *const Stmt as usize, *i),
+                    _ => return Err(ApplyError::new("'arg-temp' takes an argument")),
+                };
+                let ty = self.expr_of(&args[0])?.ty;
+                let t = match self.arg_temps.get(&(s, i)) {
+                    Some(&t) => t,
+                    None => {
+                        let t = self.temp(&ty, format!("arg{i}"));
+                        self.arg_temps.insert((s, i), t);
+                        t
+                    }
+                };
+                AVal::New(self.var(t))
+            }
+            "partials" => {
+                arity(3, &args)?;
+                let val = self.expr_of(&args[2])?;
+                let f = match &args[0] {
+                    AVal::Atom(a) => a.to_string(),
+                    _ => return Err(ApplyError::new("'partials' takes a function name")),
+                };
+                let list = match &args[1] {
+                    AVal::List(l) => l.clone(),
+                    _ => Vec::new(),
+                };
+                self.partials(&f, &list, val)?
+            }
+            "adjoint-formal" => {
+                arity(1, &args)?;
+                let AVal::Formal(p, i) = args[0] else {
+                    return Err(ApplyError::new("'adjoint-formal' takes a formal"));
+                };
+                let s = self.program.proc(p).params[i];
+                let orig = self.program.sym(s).clone();
+                let mut ty = orig.ty.clone();
+                strip_const(&mut ty);
+                if !is_pointer(self.program, &ty) {
+                    ty = ty.pointer_to();
+                }
+                if let Type::Array { elem, .. } = &ty.ty {
+                    ty = (**elem).clone().pointer_to();
+                }
+                let name = self.namer.fresh_local(&format!("{}b", orig.name));
+                let b = self.new_sym(&name, ty, SymKind::Param);
+                self.bsyms.insert(s, b);
+                AVal::Sym(b)
+            }
+            "call-forward" => {
+                arity(1, &args)?;
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'call-forward' outside a call"))?;
+                let StmtKind::Call {
+                    result,
+                    callee,
+                    args: cargs,
+                    ..
+                } = &s.kind
+                else {
+                    return Err(ApplyError::new("'call-forward' outside a call"));
+                };
+                let fwd = self.aprocs.get(callee).and_then(|a| a.fwd).ok_or_else(|| {
+                    ApplyError::new(format!(
+                        "'{}' has no forward sweep procedure",
+                        self.program.proc(*callee).name
+                    ))
+                })?;
+                let mut c = self.call_stmt(fwd, cargs.clone(), result.clone());
+                c.comments = s.comments.clone();
+                AVal::Code(self.tag(vec![c], rule))
+            }
+            "call-backward" => {
+                arity(2, &args)?;
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'call-backward' outside a call"))?;
+                let StmtKind::Call { result, callee, .. } = &s.kind else {
+                    return Err(ApplyError::new("'call-backward' outside a call"));
+                };
+                let bwd = self.aprocs.get(callee).and_then(|a| a.bwd).ok_or_else(|| {
+                    ApplyError::new(format!(
+                        "'{}' has no backward sweep procedure",
+                        self.program.proc(*callee).name
+                    ))
+                })?;
+                let mut cargs = Vec::new();
+                if let AVal::List(items) = &args[1] {
+                    for it in items {
+                        cargs.push(self.expr_of(it)?);
+                    }
+                }
+                let mut code = Vec::new();
+                let callee_ret = self.program.proc(*callee).ret.clone();
+                if real_rank(self.program, &callee_ret) > 0 && self.diff.results.contains(callee) {
+                    match result {
+                        Some(r)
+                            if real_rank(self.program, &r.ty) > 0
+                                && self.a.is_diff(self.proc, r) =>
+                        {
+                            let rb = self.ref_adjoint(r)?;
+                            let t = self.temp(&r.ty, "result".into());
+                            code.push(self.assign(self.var(t), rb.clone(), AssignSugar::Plain));
+                            let zero = self.real(0.0, rb.ty.clone());
+                            code.push(self.assign(rb, zero, AssignSugar::Plain));
+                            cargs.push(self.var(t));
+                        }
+                        _ => cargs.push(self.real(0.0, callee_ret.clone())),
+                    }
+                }
+                code.push(self.call_stmt(bwd, cargs, None));
+                AVal::Code(self.tag(code, rule))
+            }
+            "joint-procedure" => {
+                arity(3, &args)?;
+                let bwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let fwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let mut params = self.params_of(&args[0])?;
+                if let Some(r) = self.result_adjoint {
+                    params.push(r);
+                }
+                let id = self.aprocs[&self.proc].joint.expect("heads are joint");
+                let mut body = fwd;
+                body.extend(bwd);
+                self.make_proc(id, params, QualType::void(), body, Vec::new(), true);
+                AVal::Code(Vec::new())
+            }
+            "split-forward" => {
+                // Built with the backward sweep below: the forward sweep's
+                // final saves depend on what the backward sweep reads.
+                arity(1, &args)?;
+                let fwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                self.pending_fwd = Some(fwd);
+                AVal::Code(Vec::new())
+            }
+            "split-backward" => {
+                arity(2, &args)?;
+                let bwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let mut params = self.params_of(&args[0])?;
+                if let Some(r) = self.result_adjoint {
+                    params.push(r);
+                }
+                let id = self.aprocs[&self.proc].bwd.expect("split procs have a bwd");
+                let saved = self.read_in(&bwd);
+                let pops: Vec<Stmt> = saved.iter().rev().map(|&s| self.pop_of(&self.var(s))).collect();
+                self.make_proc(id, params, QualType::void(), bwd, pops, true);
+                let mut fwd = self.pending_fwd.take().unwrap_or_default();
+                let pushes: Vec<Stmt> = saved.iter().map(|&s| self.push_of(&self.var(s))).collect();
+                let at = match fwd.last().map(|s| &s.kind) {
+                    Some(StmtKind::Return(_)) => fwd.len() - 1,
+                    _ => fwd.len(),
+                };
+                let pushes = self.tag(pushes, rule);
+                fwd.splice(at..at, pushes);
+                let fid = self.aprocs[&self.proc].fwd.expect("split procs have a fwd");
+                let orig = self.program.proc(self.proc).clone();
+                self.make_proc(fid, orig.params.clone(), orig.ret.clone(), fwd, Vec::new(), false);
+                AVal::Code(Vec::new())
+            }
+            _ => {
+                let exprs = args
+                    .iter()
+                    .map(|a| self.expr_of(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                AVal::New(self.build_expr(head, exprs)?)
+            }
+        })
+    }
 }
