@@ -7,8 +7,7 @@ mod common;
 
 use aioli::analysis::head::{Head, parse_head};
 use aioli::check::adjoint::{
-    AdjointCheck, AdjointCheckOptions, AdjointParam, CheckError, DEFAULT_MAX_REL_ERR,
-    check_adjoint,
+    AdjointCheck, AdjointCheckOptions, AdjointParam, CheckError, DEFAULT_MAX_REL_ERR, check_adjoint,
 };
 use aioli::front::{self, Loaded};
 use std::path::{Path, PathBuf};
@@ -102,12 +101,11 @@ fn reals_by_value_and_a_result() {
 fn arrays_with_the_runtime_stack() {
     let r = assert_passes("arr", &["y"]);
     assert_eq!(r.dependents[0].elements, 6);
-    // arr_b pushes one double per element: 6 × 8 bytes, when the runtime
-    // keeps statistics.
-    if let Some(p) = r.pushed_bytes {
-        assert_eq!(p, 48, "{r}");
-        assert!(r.to_string().contains("48 bytes pushed"), "{r}");
-    }
+    // arr_b pushes one double per element: 6 × 8 bytes, all on the stack
+    // at once.
+    assert_eq!(r.pushed_bytes, Some(48), "{r}");
+    assert_eq!(r.peak_bytes, Some(48), "{r}");
+    assert!(r.to_string().contains("48 bytes pushed"), "{r}");
 }
 
 #[test]

@@ -58,15 +58,15 @@
 //! resets them, calls `f_b` once at point 0 (with every ȳ set) and reports
 //! the bytes pushed and the stack's peak.
 
-pub use super::harness::{
-    AdjointParam, AdjointSignature, CheckError, find_adjoint_proc, match_adjoint_signature,
-};
 use super::domain::Domain;
 use super::harness::{
-    AdjointDriver, DepPlan, Flavor, Plan, Results, STEPS, Unit,
-    WorkDir, build, build_plan, checkable_head, declarations_of, declared_names, digits,
-    draw_inputs, draw_points, driver_source, find_tangent_proc, io_error, load_derivative,
-    match_signature, parse_output, ratio, run, seconds,
+    AdjointDriver, DepPlan, Flavor, Plan, Results, STEPS, Unit, WorkDir, build, build_plan,
+    checkable_head, declarations_of, declared_names, digits, draw_inputs, draw_points,
+    driver_source, find_tangent_proc, io_error, load_derivative, match_signature, parse_output,
+    ratio, run, seconds,
+};
+pub use super::harness::{
+    AdjointParam, AdjointSignature, CheckError, find_adjoint_proc, match_adjoint_signature,
 };
 use super::tangent::DEFAULT_MIN_DIGITS;
 use crate::analysis::head::Head;
@@ -214,7 +214,11 @@ impl fmt::Display for AdjointCheck {
                     .map(|p| format!("point {p}"))
                     .unwrap_or_else(|| "-".to_string()),
                 if d.has_adjoint { "" } else { " (no adjoint)" },
-                if self.row_passes(d) { "" } else { "  <-- FAILS" }
+                if self.row_passes(d) {
+                    ""
+                } else {
+                    "  <-- FAILS"
+                }
             )?;
         }
         match (self.r_a, self.time_f, self.time_f_b) {
@@ -251,7 +255,8 @@ impl fmt::Display for AdjointCheck {
 fn attach_adjoints(plan: &mut Plan, adjoint: &Plan) -> Result<(), CheckError> {
     let mismatch =
         || CheckError::Unsupported("the tangent and adjoint plans do not correspond".to_string());
-    if plan.independents.len() != adjoint.independents.len() || plan.deps.len() != adjoint.deps.len()
+    if plan.independents.len() != adjoint.independents.len()
+        || plan.deps.len() != adjoint.deps.len()
     {
         return Err(mismatch());
     }
@@ -342,13 +347,17 @@ fn compare(
             dd_worst[h] = dd_worst[h].max(dot_error(*v, *a, rhs, rhs_abs));
         }
     }
-    let (best_h, dd_err) = dd_worst
-        .iter()
-        .copied()
-        .enumerate()
-        .fold((0, f64::INFINITY), |best, (h, e)| {
-            if e < best.1 { (h, e) } else { best }
-        });
+    let (best_h, dd_err) =
+        dd_worst
+            .iter()
+            .copied()
+            .enumerate()
+            .fold(
+                (0, f64::INFINITY),
+                |best, (h, e)| {
+                    if e < best.1 { (h, e) } else { best }
+                },
+            );
     let (name, has_adjoint) = match plan.deps.get(sel) {
         Some(dep) => (dep.name.clone(), dep.groups.iter().any(|g| g.adj.is_some())),
         None => (
@@ -494,7 +503,9 @@ pub fn check_adjoint(
     let time_f_b = results.time_fb.and_then(|t| t.per_call());
     let mut notes = aplan.notes.clone();
     if plan.directed.is_empty() {
-        notes.push("no independent has a derivative in the tangent file: every product is 0".to_string());
+        notes.push(
+            "no independent has a derivative in the tangent file: every product is 0".to_string(),
+        );
     }
     if dependents.is_empty() {
         notes.push("the head has no dependent: nothing was compared".to_string());
