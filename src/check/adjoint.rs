@@ -60,8 +60,8 @@
 
 use super::domain::Domain;
 use super::harness::{
-    AdjointDriver, DepPlan, Flavor, Plan, Results, STEPS, Unit, WorkDir, build, build_plan,
-    checkable_head, declarations_of, declared_names, digits, draw_inputs, draw_points,
+    AdjointDriver, DepPlan, DerivativeProc, Flavor, Plan, Results, STEPS, Unit, WorkDir, build,
+    build_plan, checkable_head, declarations_of, declared_names, digits, draw_inputs, draw_points,
     driver_source, find_tangent_proc, io_error, load_derivative, match_signature, parse_output,
     ratio, run, seconds,
 };
@@ -412,22 +412,26 @@ pub fn check_adjoint(
 
     let (inputs, global_entries) = draw_inputs(program, f, domain, options.seed, options.points)?;
     let mut plan = build_plan(
-        Flavor::Tangent,
         program,
         head,
-        tangent,
-        &tsig,
-        tangent_proc,
+        DerivativeProc {
+            flavor: Flavor::Tangent,
+            program: tangent,
+            proc: tangent_proc,
+            sig: &tsig,
+        },
         &inputs[0],
         &global_entries,
     )?;
     let aplan = build_plan(
-        Flavor::Adjoint,
         program,
         head,
-        adjoint,
-        &asig.as_plan_signature(),
-        adjoint_proc,
+        DerivativeProc {
+            flavor: Flavor::Adjoint,
+            program: adjoint,
+            proc: adjoint_proc,
+            sig: &asig.as_plan_signature(),
+        },
         &inputs[0],
         &global_entries,
     )?;

@@ -1784,16 +1784,29 @@ impl PlanBuilder<'_> {
     }
 }
 
+/// A derivative procedure and how its parameters match the original's.
+pub(crate) struct DerivativeProc<'a> {
+    pub(crate) flavor: Flavor,
+    /// The derivative file's program.
+    pub(crate) program: &'a Program,
+    pub(crate) proc: ProcId,
+    /// For an adjoint, [`AdjointSignature::as_plan_signature`].
+    pub(crate) sig: &'a TangentSignature,
+}
+
 pub(crate) fn build_plan(
-    flavor: Flavor,
     original: &Program,
     head: &Head,
-    tangent: &Program,
-    sig: &TangentSignature,
-    tangent_proc: ProcId,
+    derivative: DerivativeProc<'_>,
     first: &Inputs,
     global_entries: &[Entry],
 ) -> Result<Plan, CheckError> {
+    let DerivativeProc {
+        flavor,
+        program: tangent,
+        proc: tangent_proc,
+        sig,
+    } = derivative;
     let f = original.proc(head.proc);
     let mut b = PlanBuilder {
         flavor,

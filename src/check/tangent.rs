@@ -104,7 +104,7 @@ pub use super::harness::{
     digits, find_tangent_proc, match_signature, max_relative_error, parse_hex_float,
 };
 use super::harness::{
-    Flavor, Group, Plan, Results, Unit, WorkDir, build, build_plan, checkable_head,
+    DerivativeProc, Flavor, Group, Plan, Results, Unit, WorkDir, build, build_plan, checkable_head,
     declarations_of, draw_inputs, draw_points, driver_source, io_error, load_derivative,
     parse_output, ratio, run, seconds,
 };
@@ -353,12 +353,14 @@ pub fn check_tangent(
     let signature = match_signature(program, head.proc, tangent, tangent_proc)?;
     let (inputs, global_entries) = draw_inputs(program, f, domain, options.seed, options.points)?;
     let plan = build_plan(
-        Flavor::Tangent,
         program,
         head,
-        tangent,
-        &signature,
-        tangent_proc,
+        DerivativeProc {
+            flavor: Flavor::Tangent,
+            program: tangent,
+            proc: tangent_proc,
+            sig: &signature,
+        },
         &inputs[0],
         &global_entries,
     )?;
