@@ -7,10 +7,16 @@
 //! - [`driver`]: concrete inputs, the driver's C text and the output order;
 //! - [`pragma`]: the `// aioli:` configuration line of test fixtures;
 //! - [`tangent`]: the tangent check (divided differences, R_t), with
-//!   [`timing`] for the time measurement in its driver.
+//!   [`timing`] for the time measurement in its driver;
+//! - [`adjoint`]: the adjoint check (dot-product test against the tangent,
+//!   divided differences, R_a, stack statistics);
+//! - [`harness`]: what both checks share (signatures, the driver's plan and
+//!   text, building, running, reading the output).
 
+pub mod adjoint;
 pub mod domain;
 pub mod driver;
+pub mod harness;
 pub mod interp_run;
 pub mod pragma;
 pub mod rng;

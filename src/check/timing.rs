@@ -70,8 +70,26 @@ impl Timing {
 
 /// The C functions that time the calls: `aioli_loop` and `aioli_time`.
 /// They use the driver's `aioli_reset`, `aioli_seed`, `aioli_call_f` and
-/// `aioli_call_f_d`, and print `@aioli time NAME A B N` (A and B in `%a`).
-pub fn c_code() -> String {
+/// `aioli_call_f_d` (and, with `adjoint`, `aioli_seed_adjoints` and
+/// `aioli_call_f_b`), and print `@aioli time NAME A B N` (A and B in `%a`).
+///
+/// For the adjoint (`aioli_what` 4), "restore" is: the primal inputs,
+/// every adjoint zeroed, the dependents' adjoints set to `ȳ` (loop B, 5,
+/// does exactly that without the call). So R_a counts `f_b`'s own work,
+/// including its pushes and pops, but not the caller's preparation; the
+/// stack is empty again after each balanced call, so every iteration
+/// starts alike.
+pub fn c_code(adjoint: bool) -> String {
+    let adjoint_cases = if adjoint {
+        r#" else if (aioli_what == 4) {
+            aioli_seed_adjoints(aioli_ybar_now, -1);
+            aioli_call_f_b();
+        } else if (aioli_what == 5) {
+            aioli_seed_adjoints(aioli_ybar_now, -1);
+        }"#
+    } else {
+        ""
+    };
     format!(
         r#"static double aioli_now(void)
 {{
@@ -81,6 +99,7 @@ pub fn c_code() -> String {
 }}
 
 /* aioli_what: 1 = f, 2 = f_d, 3 = only what f_d needs before its call,
+ * 4 = f_b, 5 = only what f_b needs before its call,
  * 0 = nothing after the restore. (Every name starts with aioli_: the
  * tangent file's macros are in scope.) */
 static double aioli_loop(int aioli_what, long aioli_n)
@@ -96,7 +115,7 @@ static double aioli_loop(int aioli_what, long aioli_n)
             aioli_call_f_d();
         }} else if (aioli_what == 3) {{
             aioli_seed();
-        }}
+        }}{adjoint_cases}
         AIOLI_BARRIER();
     }}
     return aioli_now() - aioli_t0;
