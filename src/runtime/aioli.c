@@ -282,7 +282,7 @@ long aioli_pop_long(void)
     return v;
 }
 
-void aioli_push_pointer(const void *p)
+void aioli_push_pointer(void *p)
 {
     aioli_push_data(&p, sizeof p);
 }
@@ -294,7 +294,7 @@ void *aioli_pop_pointer(void)
     return p;
 }
 
-void aioli_push_array(const void *a, size_t bytes)
+void aioli_push_array(void *a, size_t bytes)
 {
     if (bytes > 0 && a == NULL) {
         aioli_die("aioli_push_array", "null array");

@@ -41,7 +41,7 @@ void aioli_push_int(int v);
 int aioli_pop_int(void);
 void aioli_push_long(long v);
 long aioli_pop_long(void);
-void aioli_push_pointer(const void *p);
+void aioli_push_pointer(void *p);
 void *aioli_pop_pointer(void);
 
 /*
@@ -53,7 +53,7 @@ void aioli_push_control(int value, int bits);
 int aioli_pop_control(int bits);
 
 /* A whole array (or struct) of `bytes` bytes. */
-void aioli_push_array(const void *a, size_t bytes);
+void aioli_push_array(void *a, size_t bytes);
 void aioli_pop_array(void *a, size_t bytes);
 
 /*

@@ -949,9 +949,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     QualType::size_t(),
                     self.span(),
                 );
-                self.runtime_call("aioli_push_array", vec![r.clone(), size], None)
+                self.runtime_call("aioli_push_array", vec![self.void_pointer(r), size], None)
             }
-            Type::Pointer(_) => self.runtime_call("aioli_push_pointer", vec![r.clone()], None),
+            Type::Pointer(_) => {
+                self.runtime_call("aioli_push_pointer", vec![self.void_pointer(r)], None)
+            }
             Type::Real(RealKind::Float) => {
                 self.runtime_call("aioli_push_real4", vec![r.clone()], None)
             }
@@ -962,6 +964,21 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             } => self.runtime_call("aioli_push_long", vec![r.clone()], None),
             _ => self.runtime_call("aioli_push_int", vec![r.clone()], None),
         }
+    }
+
+    /// `(void *)p`: the runtime takes plain `void *` (a `const void *`
+    /// parameter makes compilers warn about uninitialised pointees), so
+    /// `const` is cast away explicitly; the runtime only copies bytes.
+    fn void_pointer(&self, e: &Expr) -> Expr {
+        let void_ptr = QualType::void().pointer_to();
+        Expr::new(
+            ExprKind::Cast {
+                to: void_ptr.clone(),
+                arg: Box::new(e.clone()),
+            },
+            void_ptr,
+            self.span(),
+        )
     }
 
     fn pop_of(&self, r: &Expr) -> Stmt {
@@ -1179,6 +1196,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             },
             StmtKind::Block(b) => View::Node("block", vec![AVal::Stmts(&b.stmts)]),
             StmtKind::Decl { vars, .. } => View::Node("decl", vec![AVal::Decls(vars)]),
+            StmtKind::Alloc { target, count, .. } => {
+                View::Node("alloc", vec![AVal::Expr(target), AVal::Expr(count)])
+            }
+            StmtKind::Free { ptr } => View::Node("free", vec![AVal::Expr(ptr)]),
             StmtKind::Return(e) => View::Node(
                 "return",
                 vec![e.as_ref().map(AVal::Expr).unwrap_or_else(none)],
@@ -1431,7 +1452,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             if !used.contains(&s) {
                 continue;
             }
-            strip_const(&mut self.out.symbols[s.index()].ty);
+            strip_own_const(&mut self.out.symbols[s.index()].ty);
             let ty = self.out.symbols[s.index()].ty.clone();
             // Scalars start at zero: the forward sweep may save a variable
             // before the original's first assignment to it.
@@ -1772,6 +1793,15 @@ fn collect_used(stmts: &[Stmt], used: &mut HashSet<SymId>) {
             StmtKind::Block(b) => collect_used(&b.stmts, used),
             _ => {}
         }
+    }
+}
+
+/// A hoisted variable is assigned where it was initialised: its own
+/// `const` (and its array elements') goes, what it points to keeps it.
+fn strip_own_const(ty: &mut QualType) {
+    ty.is_const = false;
+    if let Type::Array { elem, .. } = &mut ty.ty {
+        strip_own_const(elem);
     }
 }
 
