@@ -678,6 +678,32 @@ void f(const double *x, double *y)
         "f(y)/(x)",
         "x[2]=[0.5,1.5] y[2]=[0,0]",
     ),
+    (
+        "stale_struct_derivative_passed_by_value",
+        "`s = t;` with t passive left sd stale (implicit zero for a whole \
+         struct variable); `h(s, w)` then passes sd by value to `h_d`: a \
+         struct's derivative is always assigned (found by hand while \
+         fixing the call-entry resets)",
+        r#"typedef struct {
+    double p;
+    double q;
+} S;
+static double h(S s, double w)
+{
+    return s.p * s.q + w;
+}
+void f(const double *x, double *y)
+{
+    S s = {x[0], 2.0};
+    S t = {3.0, 4.0};
+    y[0] = h(s, x[1]);
+    s = t;
+    y[1] = h(s, x[1]);
+}
+"#,
+        "f(y)/(x)",
+        "x[2]=[0.5,1.5] y[2]=[0,0]",
+    ),
 ];
 
 /// Tangent of one small program through the library, checked against dual

@@ -839,8 +839,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             Val::Expr(e) => {
                 // Implicit zeros only for whole scalar variables: a field or
                 // a pointed-to value may be read later through its aggregate
-                // (a struct passed by value), which would see a stale part.
-                if is_pointer(&self.out, &e.ty) || !matches!(e.kind, ExprKind::Var(_)) {
+                // (a struct passed by value), which would see a stale part;
+                // so may a whole struct variable (`s = t;` then `h(s, w)`
+                // passes the stale `sd` to `h_d`).
+                if is_pointer(&self.out, &e.ty)
+                    || !matches!(e.kind, ExprKind::Var(_))
+                    || !self.out.is_real(&e.ty.ty)
+                {
                     return self.diff.is_diff_ref(&self.out, e);
                 }
                 let after = self.active_after();
