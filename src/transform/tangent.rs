@@ -218,7 +218,7 @@ pub fn tangent_full(
                 let o = a.locs.of_sym(sym);
                 let reads = a.locs.object_zones(o).any(|z| sm.reads.contains(&z));
                 let writes = a.locs.object_zones(o).any(|z| sm.writes.contains(&z));
-                if (reads || writes) && (writes || writes_through_param) {
+                if writes || (reads && writes_through_param) {
                     return Err(Diagnostic::error(
                         stmt.span,
                         format!(
