@@ -630,6 +630,80 @@ void f(int k, const double *x, double *y)
         "f(y)/(x)",
         "k=0 x[2]=[0.5,1.5] y[2]=[0,0]",
     ),
+    (
+        "stale_global_derivative_at_call",
+        "`g = 0.0` leaves gd stale (implicit zero) where g stops varying; \
+         `h_d` reads gd because another call passes g varied: the call \
+         edge joins h's entry, so gd must be reset before the second call \
+         (found by seed 11739741135263409594, non-smooth)",
+        r#"#include <math.h>
+double g = 0.0;
+static double h(double c, double w)
+{
+    return c + sin(g) * w;
+}
+void f(const double *x, double *y)
+{
+    double v = x[0];
+    g = 0.5 * x[1];
+    v = h(v, 0.7);
+    g = 0.0;
+    for (int i = 0; i < 2; i++) {
+        y[i] = h(v, 0.3);
+    }
+}
+"#,
+        "f(y)/(x)",
+        "x[2]=[0.5,1.5] y[2]=[0,0]",
+    ),
+    (
+        "stale_pointer_target_derivative_at_call",
+        "`v = 2.0` leaves vd stale; `scale(&v, a)` passes &vd to `scale_d`, \
+         which reads *pd (varied at its entry through the first call): vd \
+         must be reset before the second call",
+        r#"static void scale(double *p, double w)
+{
+    *p = *p * w;
+}
+void f(const double *x, double *y)
+{
+    double v = x[0];
+    scale(&v, x[1]);
+    y[0] = v;
+    v = 2.0;
+    scale(&v, x[1]);
+    y[1] = v;
+}
+"#,
+        "f(y)/(x)",
+        "x[2]=[0.5,1.5] y[2]=[0,0]",
+    ),
+    (
+        "stale_struct_derivative_passed_by_value",
+        "`s = t;` with t passive left sd stale (implicit zero for a whole \
+         struct variable); `h(s, w)` then passes sd by value to `h_d`: a \
+         struct's derivative is always assigned (found by hand while \
+         fixing the call-entry resets)",
+        r#"typedef struct {
+    double p;
+    double q;
+} S;
+static double h(S s, double w)
+{
+    return s.p * s.q + w;
+}
+void f(const double *x, double *y)
+{
+    S s = {x[0], 2.0};
+    S t = {3.0, 4.0};
+    y[0] = h(s, x[1]);
+    s = t;
+    y[1] = h(s, x[1]);
+}
+"#,
+        "f(y)/(x)",
+        "x[2]=[0.5,1.5] y[2]=[0,0]",
+    ),
 ];
 
 /// Tangent of one small program through the library, checked against dual

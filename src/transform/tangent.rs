@@ -839,8 +839,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             Val::Expr(e) => {
                 // Implicit zeros only for whole scalar variables: a field or
                 // a pointed-to value may be read later through its aggregate
-                // (a struct passed by value), which would see a stale part.
-                if is_pointer(&self.out, &e.ty) || !matches!(e.kind, ExprKind::Var(_)) {
+                // (a struct passed by value), which would see a stale part;
+                // so may a whole struct variable (`s = t;` then `h(s, w)`
+                // passes the stale `sd` to `h_d`).
+                if is_pointer(&self.out, &e.ty)
+                    || !matches!(e.kind, ExprKind::Var(_))
+                    || !self.out.is_real(&e.ty.ty)
+                {
                     return self.diff.is_diff_ref(&self.out, e);
                 }
                 let after = self.active_after();
@@ -2772,6 +2777,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             ..(*orig).clone()
         };
         let mut code = self.tag(pre, rule);
+        let resets = self.call_entry_resets(orig, callee);
+        code.extend(self.tag(resets, "tangent/reset-merge"));
         code.extend(self.tag(vec![s], rule));
         code.extend(self.tag(post, rule));
         // The callee's result has no derivative (it is passive): where the
@@ -2794,6 +2801,43 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             code.extend(self.tag(vec![z], rule));
         }
         Ok(Val::Code(code))
+    }
+
+    /// `tangent/reset-merge` at a call: one `P_d` serves every call to P,
+    /// so the entry of P joins the call edges. A caller zone that P may
+    /// read at entry (a global, the target of a pointer argument), varied
+    /// at P's entry through another call but not varied before this one,
+    /// may hold a stale derivative (implicit zero): reset it before the
+    /// call.
+    fn call_entry_resets(&mut self, s: &Stmt, callee: ProcId) -> Vec<Stmt> {
+        let Some(f) = self.a.facts.get(&self.proc) else {
+            return Vec::new();
+        };
+        let Some(site) = f.point_of.get(&s.id).and_then(|i| f.calls.get(i)) else {
+            return Vec::new();
+        };
+        let entry = self
+            .a
+            .results
+            .get(&callee)
+            .map(|r| &r.varied_entry)
+            .cloned()
+            .unwrap_or_default();
+        let reads: HashSet<Zone> = self
+            .a
+            .summaries
+            .get(&callee)
+            .map(|sm| sm.reads.iter().copied().collect())
+            .unwrap_or_default();
+        let before = self.varied.before.get(&s.id).cloned().unwrap_or_default();
+        let mut need = Set::new();
+        for (cz, zs) in &site.map {
+            if entry.contains(cz) && reads.contains(cz) {
+                need.extend(zs.iter().copied().filter(|z| !before.contains(z)));
+            }
+        }
+        let scope = self.scope_at(None);
+        self.resets(&need, &Set::new(), scope)
     }
 
     /// A new local variable of type `ty` declared here: the variable and
