@@ -1428,6 +1428,35 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     ) {
         let orig = self.program.proc(self.proc).clone();
         let mut all = prologue;
+        if with_adjoints {
+            // `adjoint/by-value`: the adjoint of a real parameter passed by
+            // value is `*xb`, which holds the caller's sum so far; the
+            // parameter's own adjoint starts at zero. Where the procedure
+            // assigns the parameter (and so zeroes its adjoint), the
+            // caller's sum is set aside first and added back at the end.
+            let mut assigned = HashSet::new();
+            if let Some(b) = &orig.body {
+                assigned_vars(&b.stmts, &mut assigned);
+            }
+            for &p in &orig.params {
+                let Some(&b) = self.bsyms.get(&p) else { continue };
+                if is_pointer(self.program, &self.program.sym(p).ty) || !assigned.contains(&p) {
+                    continue;
+                }
+                let ty = self.program.sym(p).ty.clone();
+                let name = self.namer.fresh_local(&format!("{}b_caller", self.program.sym(p).name));
+                let keep = self.new_sym(&name, ty.clone(), SymKind::Local);
+                self.locals.push((keep, None));
+                let star = Expr::new(ExprKind::Deref(Box::new(self.var(b))), ty.clone(), self.span());
+                all.insert(0, self.assign(star.clone(), self.real(0.0, ty.clone()), AssignSugar::Plain));
+                all.insert(0, self.assign(self.var(keep), star.clone(), AssignSugar::Plain));
+                body.push(self.assign(
+                    star.clone(),
+                    self.binary(BinOp::Add, star, self.var(keep)),
+                    AssignSugar::Compound(BinOp::Add),
+                ));
+            }
+        }
         all.append(&mut body);
         drop_unread_scalars(&mut all, &self.hoisted);
         let mut body = all;
@@ -1761,6 +1790,39 @@ fn prune_writes(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
                 prune_writes(&mut body.stmts, dead);
             }
             StmtKind::Block(b) => prune_writes(&mut b.stmts, dead),
+            _ => {}
+        }
+    }
+}
+
+/// Variables assigned as a whole somewhere in `stmts`.
+fn assigned_vars(stmts: &[Stmt], out: &mut HashSet<SymId>) {
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Assign { lhs, .. } => {
+                if let ExprKind::Var(v) = lhs.kind {
+                    out.insert(v);
+                }
+            }
+            StmtKind::Call { result: Some(r), .. } => {
+                if let ExprKind::Var(v) = r.kind {
+                    out.insert(v);
+                }
+            }
+            StmtKind::If { then, other, .. } => {
+                assigned_vars(&then.stmts, out);
+                if let Some(o) = other {
+                    assigned_vars(&o.stmts, out);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    assigned_vars(init, out);
+                    assigned_vars(step, out);
+                }
+                assigned_vars(&body.stmts, out);
+            }
+            StmtKind::Block(b) => assigned_vars(&b.stmts, out),
             _ => {}
         }
     }
@@ -2502,9 +2564,28 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         self.program.proc(*callee).name
                     ))
                 })?;
-                let mut c = self.call_stmt(fwd, cargs.clone(), result.clone());
-                c.comments = s.comments.clone();
-                AVal::Code(self.tag(vec![c], rule))
+                let saved = match result {
+                    Some(r) if self.must_save(r) => Some(r.clone()),
+                    _ => None,
+                };
+                let code = match saved {
+                    Some(r) => {
+                        let t = self.temp(&r.ty, "result".into());
+                        let mut c = self.call_stmt(fwd, cargs.clone(), Some(self.var(t)));
+                        c.comments = s.comments.clone();
+                        vec![
+                            c,
+                            self.push_of(&r),
+                            self.assign(r, self.var(t), AssignSugar::Plain),
+                        ]
+                    }
+                    None => {
+                        let mut c = self.call_stmt(fwd, cargs.clone(), result.clone());
+                        c.comments = s.comments.clone();
+                        vec![c]
+                    }
+                };
+                AVal::Code(self.tag(code, rule))
             }
             "call-backward" => {
                 arity(2, &args)?;
