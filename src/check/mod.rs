@@ -9,6 +9,7 @@
 //! - [`tangent`]: the tangent check (divided differences, R_t), with
 //!   [`timing`] for the time measurement in its driver.
 
+pub mod adjoint_interp;
 pub mod domain;
 pub mod driver;
 pub mod interp_run;
