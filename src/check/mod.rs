@@ -10,10 +10,12 @@
 //!   [`timing`] for the time measurement in its driver;
 //! - [`adjoint`]: the adjoint check (dot-product test against the tangent,
 //!   divided differences, R_a, stack statistics);
+//! - [`adjoint_interp`]: the dot-product test run in the IL interpreter;
 //! - [`harness`]: what both checks share (signatures, the driver's plan and
 //!   text, building, running, reading the output).
 
 pub mod adjoint;
+pub mod adjoint_interp;
 pub mod domain;
 pub mod driver;
 pub mod harness;

@@ -612,23 +612,35 @@ fn find_tangent_proc(
     tangent: &Program,
     head: ProcId,
 ) -> Result<ProcId, DualCheckError> {
-    let base = format!("{}_d", original.proc(head).name);
+    find_added_proc(original, tangent, head, "_d").ok_or_else(|| {
+        DualCheckError::Signature(format!(
+            "the tangent program defines no '{}_d'",
+            original.proc(head).name
+        ))
+    })
+}
+
+/// The procedure of the output program `out` made for `head` with the
+/// name suffix `suffix` (`_d`, `_b`): a procedure with a body that the
+/// original does not have, named `{head}{suffix}` or, after a clash,
+/// `{head}{suffix}0`, `{head}{suffix}1`, ... (CONTRACT §2).
+pub(crate) fn find_added_proc(
+    original: &Program,
+    out: &Program,
+    head: ProcId,
+    suffix: &str,
+) -> Option<ProcId> {
+    let base = format!("{}{suffix}", original.proc(head).name);
     let added = |name: &str| {
         original.proc_by_name(name).is_none()
-            && tangent
+            && out
                 .proc_by_name(name)
-                .is_some_and(|p| tangent.proc(p).body.is_some())
+                .is_some_and(|p| out.proc(p).body.is_some())
     };
-    if added(&base) {
-        return Ok(tangent.proc_by_name(&base).unwrap_or(ProcId(0)));
-    }
-    (0..100)
-        .map(|k| format!("{base}{k}"))
+    std::iter::once(base.clone())
+        .chain((0..100).map(|k| format!("{base}{k}")))
         .find(|n| added(n))
-        .and_then(|n| tangent.proc_by_name(&n))
-        .ok_or_else(|| {
-            DualCheckError::Signature(format!("the tangent program defines no '{base}'"))
-        })
+        .and_then(|n| out.proc_by_name(&n))
 }
 
 /// `name` is `base` followed by one or more digits.
@@ -801,17 +813,29 @@ fn check_derivative_type(
 /// The derivative global `gd` of `g` in the tangent program: a global the
 /// original does not have, named `{g}d` or, after a clash, `{g}d0`, ...
 fn derivative_global(original: &Program, tangent: &Program, g: SymId) -> Option<SymId> {
-    let base = format!("{}d", original.sym(g).name);
+    added_global(original, tangent, g, "d")
+}
+
+/// The global of the output program `out` made for `g` with the name
+/// suffix `suffix` (`d`, `b`): a global the original does not have, named
+/// `{g}{suffix}` or, after a clash, `{g}{suffix}0`, ...
+pub(crate) fn added_global(
+    original: &Program,
+    out: &Program,
+    g: SymId,
+    suffix: &str,
+) -> Option<SymId> {
+    let base = format!("{}{suffix}", original.sym(g).name);
     std::iter::once(base.clone())
         .chain((0..100).map(|k| format!("{base}{k}")))
-        .find(|n| original.global_by_name(n).is_none() && tangent.global_by_name(n).is_some())
-        .and_then(|n| tangent.global_by_name(&n))
+        .find(|n| original.global_by_name(n).is_none() && out.global_by_name(n).is_some())
+        .and_then(|n| out.global_by_name(&n))
 }
 
 /// The tangent program linked with the original translation unit: the
 /// output declares the original's globals `extern`; the original defines
 /// them, with their initialisers.
-fn link(original: &Program, tangent: &Program) -> Program {
+pub(crate) fn link(original: &Program, tangent: &Program) -> Program {
     let mut linked = tangent.clone();
     for item in &original.items {
         if let ItemKind::Globals { vars, .. } = &item.kind
@@ -829,7 +853,7 @@ fn link(original: &Program, tangent: &Program) -> Program {
 
 /// A value with, for every real, its primal value and its direction.
 #[derive(Clone, Debug, PartialEq)]
-enum Obj {
+pub(crate) enum Obj {
     Real {
         x: f64,
         dx: f64,
@@ -850,7 +874,7 @@ enum Obj {
 
 /// An argument of the head.
 #[derive(Clone, Debug, PartialEq)]
-enum Arg {
+pub(crate) enum Arg {
     /// A scalar or a struct by value.
     Value(Obj),
     /// A pointer parameter: the buffer it points to.
@@ -859,7 +883,7 @@ enum Arg {
 
 impl Arg {
     /// Appends (label, ẋ) for every real.
-    fn directions(&self, name: &str, out: &mut Vec<(String, f64)>) {
+    pub(crate) fn directions(&self, name: &str, out: &mut Vec<(String, f64)>) {
         match self {
             Arg::Value(o) => o.directions(name.to_string(), out),
             Arg::Buffer(elems) => {
@@ -872,7 +896,7 @@ impl Arg {
 }
 
 impl Obj {
-    fn directions(&self, label: String, out: &mut Vec<(String, f64)>) {
+    pub(crate) fn directions(&self, label: String, out: &mut Vec<(String, f64)>) {
         match self {
             Obj::Real { dx, .. } => out.push((label, *dx)),
             Obj::Int(_) | Obj::Opaque => {}
@@ -892,13 +916,13 @@ impl Obj {
 
 /// Draws the direction of the reals of one independent (zero for the
 /// others, drawing nothing).
-struct Dir<'r> {
-    rng: &'r mut SplitMix64,
-    active: bool,
+pub(crate) struct Dir<'r> {
+    pub(crate) rng: &'r mut SplitMix64,
+    pub(crate) active: bool,
 }
 
 impl Dir<'_> {
-    fn draw(&mut self, kind: RealKind) -> f64 {
+    pub(crate) fn draw(&mut self, kind: RealKind) -> f64 {
         if !self.active {
             return 0.0;
         }
@@ -921,7 +945,7 @@ fn real_kind(program: &Program, ty: &Type) -> Option<RealKind> {
 }
 
 /// The element type of a pointer or array type.
-fn elem_type(program: &Program, ty: &Type) -> Option<QualType> {
+pub(crate) fn elem_type(program: &Program, ty: &Type) -> Option<QualType> {
     match program.resolve(ty) {
         Type::Pointer(t) => Some((**t).clone()),
         Type::Array { elem, .. } => Some((**elem).clone()),
@@ -945,7 +969,12 @@ fn reals(
         .collect())
 }
 
-fn arg_obj(program: &Program, ty: &QualType, arg: &ArgValue, dir: &mut Dir) -> Result<Arg, String> {
+pub(crate) fn arg_obj(
+    program: &Program,
+    ty: &QualType,
+    arg: &ArgValue,
+    dir: &mut Dir,
+) -> Result<Arg, String> {
     let elem = || elem_type(program, &ty.ty).ok_or("an array value for a non-pointer parameter");
     Ok(match arg {
         ArgValue::Int(i) => Arg::Value(Obj::Int(*i)),
@@ -1001,7 +1030,7 @@ fn struct_obj(program: &Program, sv: &StructValue, dir: &mut Dir) -> Result<Obj,
 
 /// The object of type `ty` stored at `at` (a global, a returned struct),
 /// its reals drawn a direction from `dir`. Pointers are opaque.
-fn shape_of<R: Real>(
+pub(crate) fn shape_of<R: Real>(
     m: &Machine<'_, R>,
     program: &Program,
     at: Value<R>,
@@ -1058,7 +1087,7 @@ fn shape_of<R: Real>(
 /// `make(x, ẋ)`. For a struct type, every field of `ty`'s struct takes
 /// the value of the field of the same name in `obj`: the same code fills
 /// a `T` and its derivative `T_d` (which has only the active fields).
-fn store<R: Real>(
+pub(crate) fn store<R: Real>(
     m: &mut Machine<'_, R>,
     program: &Program,
     at: Value<R>,
@@ -1118,7 +1147,7 @@ fn alloc_buffer<R: Real>(
 
 /// The value passed for a parameter of type `ty` (the primal's, or the
 /// derivative's in the tangent program).
-fn build_arg<R: Real>(
+pub(crate) fn build_arg<R: Real>(
     m: &mut Machine<'_, R>,
     program: &Program,
     ty: &QualType,
@@ -1147,7 +1176,7 @@ fn build_arg<R: Real>(
 
 /// The shape of a dependent, from the original run.
 #[derive(Clone, Debug)]
-enum Shape {
+pub(crate) enum Shape {
     /// The buffer behind a pointer parameter.
     Buffer(Vec<Obj>),
     /// A global, a struct result.
@@ -1158,7 +1187,7 @@ enum Shape {
 
 /// Where a dependent (or its derivative) is after a run.
 #[derive(Clone, Debug)]
-enum Loc<R> {
+pub(crate) enum Loc<R> {
     Buffer(Value<R>, QualType),
     Object(Value<R>, QualType),
     Value(R),
@@ -1166,9 +1195,9 @@ enum Loc<R> {
     Absent,
 }
 
-type Read<R> = Vec<(String, Option<R>)>;
+pub(crate) type Read<R> = Vec<(String, Option<R>)>;
 
-fn read_dep<R: Real>(
+pub(crate) fn read_dep<R: Real>(
     m: &Machine<'_, R>,
     program: &Program,
     shape: &Shape,
@@ -1219,7 +1248,7 @@ fn read_dep<R: Real>(
 
 /// Appends every real of `obj` (the primal shape), read from `at` if the
 /// object exists there (`None`: the derivative is absent, i.e. zero).
-fn load<R: Real>(
+pub(crate) fn load<R: Real>(
     m: &Machine<'_, R>,
     program: &Program,
     at: Option<(Value<R>, QualType)>,
@@ -1305,7 +1334,10 @@ fn unsupported(what: impl Into<String>, why: impl Into<String>) -> DualCheckErro
     }
 }
 
-fn interp_error(during: impl Into<String>, e: crate::interp::Error) -> (InterpRunError, Span) {
+pub(crate) fn interp_error(
+    during: impl Into<String>,
+    e: crate::interp::Error,
+) -> (InterpRunError, Span) {
     (
         InterpRunError::Interp {
             during: during.into(),
@@ -1315,7 +1347,7 @@ fn interp_error(during: impl Into<String>, e: crate::interp::Error) -> (InterpRu
     )
 }
 
-fn call_error<R: Real>(
+pub(crate) fn call_error<R: Real>(
     name: &str,
     e: crate::interp::Error,
     m: &Machine<'_, R>,
