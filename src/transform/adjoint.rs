@@ -1024,11 +1024,13 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             let name = self.namer.fresh(&format!("{}b", orig.name));
             let id = SymId(self.out.symbols.len() as u32);
             self.out.symbols.push(Symbol {
-                name,
+                name: name.clone(),
                 ty,
                 storage: Storage::Auto,
                 ..orig
             });
+            let g = self.program.global_scope;
+            self.out.scopes[g.index()].vars.insert(name, id);
             id
         } else {
             let name = self.namer.fresh_local(&format!("{}b", orig.name));
@@ -1488,6 +1490,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             let init = match self.out.resolve(&ty.ty) {
                 Type::Real(_) => Some(Init::Expr(self.real(0.0, ty.clone()))),
                 Type::Int { .. } | Type::Pointer(_) => Some(Init::Expr(self.int(0))),
+                Type::Array { .. } => Some(Init::List(vec![Init::Expr(self.int(0))], self.span())),
                 _ => None,
             };
             decls.push(self.decl(s, ty, init));
@@ -2105,8 +2108,35 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     .ok_or_else(|| ApplyError::new("'same' outside a statement"))?;
                 let mut s = s.clone();
                 match &mut s.kind {
-                    StmtKind::Call { decl_init, .. } | StmtKind::Alloc { decl_init, .. } => {
-                        *decl_init = false
+                    StmtKind::Call { decl_init, .. } => *decl_init = false,
+                    StmtKind::Alloc {
+                        decl_init,
+                        zeroed,
+                        form,
+                        count,
+                        elem,
+                        ..
+                    } => {
+                        *decl_init = false;
+                        // `adjoint/alloc`: zeroed, so that the forward
+                        // sweep may save an element before its first
+                        // assignment.
+                        if !*zeroed {
+                            *zeroed = true;
+                            let cast = match form {
+                                crate::il::AllocForm::Malloc { cast, .. }
+                                | crate::il::AllocForm::Calloc { cast, .. } => cast.clone(),
+                            };
+                            *form = crate::il::AllocForm::Calloc {
+                                count: count.clone(),
+                                size: Expr::new(
+                                    ExprKind::SizeOfType(elem.clone()),
+                                    QualType::size_t(),
+                                    s.span,
+                                ),
+                                cast,
+                            };
+                        }
                     }
                     _ => {}
                 }
@@ -2121,12 +2151,14 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             }
             "push-adjoint-pointer" | "pop-adjoint-pointer" => {
                 arity(1, &args)?;
-                let lhs = match self.stmt().map(|s| &s.kind) {
-                    Some(StmtKind::Assign { lhs, .. }) => lhs.clone(),
+                // The original left-hand side itself: the analyses know
+                // expressions by address.
+                let lhs: &Expr = match self.stmt().map(|s| &s.kind) {
+                    Some(StmtKind::Assign { lhs, .. }) => lhs,
                     _ => return Err(ApplyError::new(format!("'{head}' outside an assignment"))),
                 };
                 let pb = self.expr_of(&args[0])?;
-                let code = if self.must_save(&lhs) {
+                let code = if self.must_save(lhs) {
                     vec![if head == "push-adjoint-pointer" {
                         self.push_of(&pb)
                     } else {
@@ -2321,6 +2353,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 arity(3, &args)?;
                 let other = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
                 let then = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                if then.is_empty() && other.is_empty() && !matches!(args[0], AVal::Popped(..)) {
+                    return Ok(AVal::Code(Vec::new()));
+                }
                 let cond_v = args.pop().unwrap_or(AVal::Num(0.0));
                 let mut code = Vec::new();
                 let cond = match cond_v {
