@@ -59,16 +59,18 @@ static void aioli_empty(const char *what, size_t needed, size_t held,
 /* Statistics                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Bytes of values (not control markers) pushed since the last reset. */
-static size_t aioli_pushed_data;
+/* Bytes of values (not control markers) pushed since the last reset
+ * (updated by the header's inline fast paths too). */
+size_t aioli_pushed_data;
 /* Control bits pushed since the last reset. */
 static size_t aioli_pushed_bits;
 /* Bytes of values now on the stack. */
-static size_t aioli_cur_data;
-/* Control bits now on the stack. */
+size_t aioli_cur_data;
+/* Control bits now on the stack, and that count in bytes (rounded up). */
 static size_t aioli_cur_bits;
+size_t aioli_cur_ctl_bytes;
 /* The peak of aioli_size() since the last reset. */
-static size_t aioli_peak;
+size_t aioli_peak;
 /* Whether the exit report has been considered (registered if asked). */
 static int aioli_report_registered;
 
@@ -110,6 +112,7 @@ static void aioli_note_push(size_t bytes, size_t bits)
     aioli_pushed_bits += bits;
     aioli_cur_data += bytes;
     aioli_cur_bits += bits;
+    aioli_cur_ctl_bytes = aioli_bits_to_bytes(aioli_cur_bits);
     size = aioli_size();
     if (size > aioli_peak) {
         aioli_peak = size;
@@ -151,8 +154,43 @@ struct aioli_block {
 static struct aioli_block *aioli_top;
 /* One empty block kept for reuse, or NULL. */
 static struct aioli_block *aioli_spare;
-/* Bytes in all blocks, flushed control words included. */
+/* Bytes in all blocks, flushed control words included (exact after
+ * aioli_sync_in). */
 static size_t aioli_raw_bytes;
+
+/*
+ * The window the header's inline fast paths push into and pop from: the
+ * top block's data, its end, and the next free byte. While the fast paths
+ * run, aioli_top->used and aioli_raw_bytes are stale; every function here
+ * that works on blocks first folds the window back (aioli_sync_in) and
+ * finally reopens it on the new top block (aioli_sync_out). With no block,
+ * the window is an empty range on a dummy byte, so the fast paths fall
+ * through to the slow ones.
+ */
+static unsigned char aioli_no_block[1];
+unsigned char *aioli_sp = aioli_no_block;
+unsigned char *aioli_sp_lo = aioli_no_block;
+unsigned char *aioli_sp_hi = aioli_no_block;
+
+static void aioli_sync_in(void)
+{
+    if (aioli_top != NULL) {
+        size_t used = (size_t)(aioli_sp - aioli_top->data);
+        aioli_raw_bytes = aioli_raw_bytes - aioli_top->used + used;
+        aioli_top->used = used;
+    }
+}
+
+static void aioli_sync_out(void)
+{
+    if (aioli_top != NULL) {
+        aioli_sp_lo = aioli_top->data;
+        aioli_sp_hi = aioli_top->data + AIOLI_BLOCK_BYTES;
+        aioli_sp = aioli_top->data + aioli_top->used;
+    } else {
+        aioli_sp = aioli_sp_lo = aioli_sp_hi = aioli_no_block;
+    }
+}
 
 static void aioli_new_block(void)
 {
@@ -217,7 +255,9 @@ static void aioli_pop_raw(void *dst, size_t n)
 
 static void aioli_push_data(const void *src, size_t n)
 {
+    aioli_sync_in();
     aioli_push_raw(src, n);
+    aioli_sync_out();
     aioli_note_push(n, 0);
 }
 
@@ -226,73 +266,27 @@ static void aioli_pop_data(const char *what, void *dst, size_t n)
     if (aioli_cur_data < n) {
         aioli_empty(what, n, aioli_cur_data, "bytes");
     }
+    aioli_sync_in();
     aioli_pop_raw(dst, n);
+    aioli_sync_out();
     aioli_cur_data -= n;
+}
+
+/* The slow paths of the header's inline pushes and pops: the value does
+ * not fit in (or is not all in) the top block, or there is no block. */
+void aioli_push_slow(const void *src, size_t n)
+{
+    aioli_push_data(src, n);
+}
+
+void aioli_pop_slow(const char *what, void *dst, size_t n)
+{
+    aioli_pop_data(what, dst, n);
 }
 
 /* ------------------------------------------------------------------ */
 /* Typed pushes and pops                                               */
 /* ------------------------------------------------------------------ */
-
-void aioli_push_real8(double v)
-{
-    aioli_push_data(&v, sizeof v);
-}
-
-double aioli_pop_real8(void)
-{
-    double v;
-    aioli_pop_data("aioli_pop_real8", &v, sizeof v);
-    return v;
-}
-
-void aioli_push_real4(float v)
-{
-    aioli_push_data(&v, sizeof v);
-}
-
-float aioli_pop_real4(void)
-{
-    float v;
-    aioli_pop_data("aioli_pop_real4", &v, sizeof v);
-    return v;
-}
-
-void aioli_push_int(int v)
-{
-    aioli_push_data(&v, sizeof v);
-}
-
-int aioli_pop_int(void)
-{
-    int v;
-    aioli_pop_data("aioli_pop_int", &v, sizeof v);
-    return v;
-}
-
-void aioli_push_long(long v)
-{
-    aioli_push_data(&v, sizeof v);
-}
-
-long aioli_pop_long(void)
-{
-    long v;
-    aioli_pop_data("aioli_pop_long", &v, sizeof v);
-    return v;
-}
-
-void aioli_push_pointer(void *p)
-{
-    aioli_push_data(&p, sizeof p);
-}
-
-void *aioli_pop_pointer(void)
-{
-    void *p;
-    aioli_pop_data("aioli_pop_pointer", &p, sizeof p);
-    return p;
-}
 
 void aioli_push_array(void *a, size_t bytes)
 {
@@ -354,7 +348,9 @@ void aioli_push_control(int value, int bits)
         aioli_acc_bits += take;
         remaining -= take;
         if (aioli_acc_bits == AIOLI_ACC_BITS) {
+            aioli_sync_in();
             aioli_push_raw(&aioli_acc, sizeof aioli_acc);
+            aioli_sync_out();
             aioli_acc = 0;
             aioli_acc_bits = 0;
         }
@@ -374,7 +370,9 @@ int aioli_pop_control(int bits)
     while (got < bits) {
         int take;
         if (aioli_acc_bits == 0) {
+            aioli_sync_in();
             aioli_pop_raw(&aioli_acc, sizeof aioli_acc);
+            aioli_sync_out();
             aioli_acc_bits = AIOLI_ACC_BITS;
         }
         take = bits - got < aioli_acc_bits ? bits - got : aioli_acc_bits;
@@ -385,5 +383,6 @@ int aioli_pop_control(int bits)
         got += take;
     }
     aioli_cur_bits -= (size_t)bits;
+    aioli_cur_ctl_bytes = aioli_bits_to_bytes(aioli_cur_bits);
     return (int)value;
 }

@@ -7,6 +7,7 @@
 #define AIOLI_H
 
 #include <stddef.h>
+#include <string.h>
 
 /*
  * The size of the extra, last dimension that every derivative has in
@@ -33,16 +34,16 @@ int aioli_nbdirsmax(void);
  * arrays, the same width or size). Popping from an empty stack prints a
  * message to stderr and aborts. The stack is not thread-safe.
  */
-void aioli_push_real8(double v);
-double aioli_pop_real8(void);
-void aioli_push_real4(float v);
-float aioli_pop_real4(void);
-void aioli_push_int(int v);
-int aioli_pop_int(void);
-void aioli_push_long(long v);
-long aioli_pop_long(void);
-void aioli_push_pointer(void *p);
-void *aioli_pop_pointer(void);
+static inline void aioli_push_real8(double v);
+static inline double aioli_pop_real8(void);
+static inline void aioli_push_real4(float v);
+static inline float aioli_pop_real4(void);
+static inline void aioli_push_int(int v);
+static inline int aioli_pop_int(void);
+static inline void aioli_push_long(long v);
+static inline long aioli_pop_long(void);
+static inline void aioli_push_pointer(void *p);
+static inline void *aioli_pop_pointer(void);
 
 /*
  * Control markers (which branch was taken, how a loop was left): `value`
@@ -72,5 +73,52 @@ void aioli_stack_stats(size_t *pushed_bytes, size_t *peak_bytes);
 /* Zeroes both counters: the total pushed becomes 0, the peak the current
  * size of the stack. */
 void aioli_stack_reset_stats(void);
+
+/*
+ * The scalar pushes and pops are inline: a push that fits in the top block
+ * of the stack is a copy and three counter updates, a pop a copy and one;
+ * the rest (a new block, crossing a block boundary, an empty stack) is
+ * aioli_push_slow / aioli_pop_slow in aioli.c. The variables below belong
+ * to the runtime; generated code never touches them directly.
+ */
+extern unsigned char *aioli_sp, *aioli_sp_lo, *aioli_sp_hi;
+extern size_t aioli_pushed_data, aioli_cur_data, aioli_cur_ctl_bytes, aioli_peak;
+void aioli_push_slow(const void *src, size_t n);
+void aioli_pop_slow(const char *what, void *dst, size_t n);
+
+#define AIOLI_INLINE_PUSH_POP(T, PUSH, POP)                                   \
+    static inline void PUSH(T v)                                              \
+    {                                                                         \
+        if ((size_t)(aioli_sp_hi - aioli_sp) >= sizeof v) {                   \
+            memcpy(aioli_sp, &v, sizeof v);                                   \
+            aioli_sp += sizeof v;                                             \
+            aioli_pushed_data += sizeof v;                                    \
+            aioli_cur_data += sizeof v;                                       \
+            if (aioli_cur_data + aioli_cur_ctl_bytes > aioli_peak) {          \
+                aioli_peak = aioli_cur_data + aioli_cur_ctl_bytes;            \
+            }                                                                 \
+        } else {                                                              \
+            aioli_push_slow(&v, sizeof v);                                    \
+        }                                                                     \
+    }                                                                         \
+    static inline T POP(void)                                                 \
+    {                                                                         \
+        T v;                                                                  \
+        if ((size_t)(aioli_sp - aioli_sp_lo) >= sizeof v                      \
+            && aioli_cur_data >= sizeof v) {                                  \
+            aioli_sp -= sizeof v;                                             \
+            memcpy(&v, aioli_sp, sizeof v);                                   \
+            aioli_cur_data -= sizeof v;                                       \
+        } else {                                                              \
+            aioli_pop_slow(#POP, &v, sizeof v);                               \
+        }                                                                     \
+        return v;                                                             \
+    }
+
+AIOLI_INLINE_PUSH_POP(double, aioli_push_real8, aioli_pop_real8)
+AIOLI_INLINE_PUSH_POP(float, aioli_push_real4, aioli_pop_real4)
+AIOLI_INLINE_PUSH_POP(int, aioli_push_int, aioli_pop_int)
+AIOLI_INLINE_PUSH_POP(long, aioli_push_long, aioli_pop_long)
+AIOLI_INLINE_PUSH_POP(void *, aioli_push_pointer, aioli_pop_pointer)
 
 #endif /* AIOLI_H */

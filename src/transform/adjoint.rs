@@ -2326,6 +2326,44 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     "the adjoint mode does not yet pass a zero adjoint buffer for a pointer argument without adjoint",
                 ));
             }
+            "list-adjoints" => {
+                arity(2, &args)?;
+                let AVal::Sym(v) = args[0] else {
+                    return Err(ApplyError::new("'list-adjoints' takes a variable"));
+                };
+                let AVal::Init(Init::List(items, _)) = args[1] else {
+                    return Err(ApplyError::new("'list-adjoints' takes an initialiser list"));
+                };
+                let vb = self.adjoint_var(v)?;
+                let elem = match self.out.resolve(&vb.ty.ty) {
+                    Type::Array { elem, .. } => (**elem).clone(),
+                    _ => QualType::double(),
+                };
+                let rules = self.rules;
+                let mut code = Vec::new();
+                for (k, it) in items.iter().enumerate().rev() {
+                    let Init::Expr(e) = it else {
+                        return Err(ApplyError::new(
+                            "the adjoint mode does not handle nested initialiser lists yet",
+                        ));
+                    };
+                    let vbk = Expr::new(
+                        ExprKind::Index {
+                            base: Box::new(vb.clone()),
+                            index: Box::new(self.int(k as i64)),
+                        },
+                        elem.clone(),
+                        self.span(),
+                    );
+                    let with = AVal::With(Box::new(AVal::Expr(e)), Box::new(AVal::New(vbk.clone())));
+                    for r in engine::apply(rules, self, "adj", &with)? {
+                        code.extend(self.code_of(r)?);
+                    }
+                    let zero = self.real(0.0, elem.clone());
+                    code.push(self.assign(vbk, zero, AssignSugar::Plain));
+                }
+                AVal::Code(self.tag(code, rule))
+            }
             "push-branch" => {
                 arity(1, &args)?;
                 let v = match args[0] {
