@@ -100,14 +100,18 @@ fn rule_ids(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Tangent and derivative IDs written as Rust string literals
+/// The families of the differentiation modes: their IDs are rules (or the
+/// Rust host of the rules) and may be cited as string literals.
+const MODE_FAMILIES: &[&str] = &["tangent/", "deriv/", "adjoint/"];
+
+/// Tangent, derivative and adjoint IDs written as Rust string literals
 /// (`"tangent/d-mul"`), as the coverage table of `tests/tangent.rs` cites
 /// them (other families' tests write made-up IDs in literals on purpose).
 fn quoted_ids(text: &str) -> Vec<String> {
     text.split('"')
         .skip(1)
         .step_by(2)
-        .filter(|c| is_id(c) && (c.starts_with("tangent/") || c.starts_with("deriv/")))
+        .filter(|c| is_id(c) && MODE_FAMILIES.iter().any(|f| c.starts_with(f)))
         .map(str::to_string)
         .collect()
 }
@@ -223,5 +227,67 @@ fn every_analysis_id_is_implemented_and_tested() {
     assert!(
         missing.is_empty(),
         "analysis IDs not cited by code and a test: {missing:?}"
+    );
+}
+
+/// Issue 5: the adjoint mode is specified like the tangent one: every rule
+/// of `rules/adjoint/` has a section in `spec/adjoint.md`, every adjoint ID
+/// of `spec/` is implemented (a rule, or the Rust host citing it), and
+/// every adjoint ID cited in `src/`, `rules/` or `tests/` is specified.
+/// Which adjoint IDs no test cites yet shows in the snapshot of
+/// [`ids_without_a_test`].
+#[test]
+fn every_adjoint_rule_is_specified_and_every_adjoint_id_implemented() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let spec = fs::read_to_string(root.join("spec/adjoint.md")).expect("spec/adjoint.md");
+    let in_adjoint_md: BTreeSet<String> = spec
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .filter_map(|l| ids_in(l).into_iter().next())
+        .filter(|id| id.starts_with("adjoint/"))
+        .collect();
+    let mut rules = BTreeSet::new();
+    for (_, text) in read_all(&["rules/adjoint"], &["rules"]) {
+        rules.extend(rule_ids(&text));
+    }
+    assert!(
+        rules.len() > 50,
+        "too few rules under rules/adjoint/: {}",
+        rules.len()
+    );
+    let foreign: Vec<_> = rules
+        .iter()
+        .filter(|r| !r.starts_with("adjoint/"))
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "rules/adjoint/ defines IDs of another family: {foreign:?}"
+    );
+    let unspecified: Vec<_> = rules
+        .iter()
+        .filter(|r| !in_adjoint_md.contains(*r))
+        .collect();
+    assert!(
+        unspecified.is_empty(),
+        "adjoint rules without a section in spec/adjoint.md: {unspecified:?}"
+    );
+    let defined = defined();
+    let implemented = cited(&["src", "rules"]);
+    let unimplemented: Vec<_> = defined
+        .iter()
+        .filter(|id| id.starts_with("adjoint/"))
+        .filter(|id| !implemented.contains(*id))
+        .collect();
+    assert!(
+        unimplemented.is_empty(),
+        "adjoint IDs of spec/ neither a rule nor cited by src/: {unimplemented:?}"
+    );
+    let unknown: Vec<_> = cited(&["src", "rules", "tests"])
+        .into_iter()
+        .filter(|id| id.starts_with("adjoint/") && !defined.contains(id))
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "adjoint IDs cited but not in spec/: {unknown:?}"
     );
 }
