@@ -1,0 +1,667 @@
+//! Adjoint mode on the fixture corpus (`tests/fixtures/adjoint/`), with
+//! each fixture's pragma (`// aioli: head=... domain=...`) and the compiled
+//! C code:
+//! - every fixture is differentiated, or refused with a message listed in
+//!   [`EXPECTED_REFUSALS`] (a new refusal or a crash fails);
+//! - the output with `--explain` is pinned by snapshots;
+//! - `FILE_b.c` compiles with `cc -std=c99 -Wall -Wextra -Werror`, and links
+//!   with the original, the tangent `FILE_d.c` and the runtime (CONTRACT §5);
+//! - the check driver (original, tangent, adjoint, runtime) runs cleanly
+//!   under AddressSanitizer and UndefinedBehaviorSanitizer;
+//! - `aioli::check::adjoint` (CONTRACT §6): the dot-product test against
+//!   the tangent and the divided differences pass; a table prints R_a and
+//!   the bytes pushed (`cargo test --release --test adjoint -- --nocapture`);
+//! - every rule of `rules/adjoint/*.rules` is exercised by a named fixture
+//!   (the coverage table below, checked against the engine's trace).
+//!
+//! A fixture on which the adjoint mode is known to be wrong is listed in
+//! [`KNOWN_WRONG`] with what was observed; it is skipped by the check it
+//! fails, and the test fails when it passes again.
+
+mod common;
+
+use aioli::analysis::{Mode, analyze_for, head::Head, head::parse_head};
+use aioli::check::adjoint::{AdjointCheck, AdjointCheckOptions, check_adjoint};
+use aioli::check::domain::Domain;
+use aioli::front;
+use aioli::il::Program;
+use aioli::transform::adjoint::{
+    AdjointOptions, adjoint, adjoint_trace, bundled_adjoint_rules, load_adjoint_rules,
+};
+use aioli::transform::tangent::{TangentOptions, load_rules, tangent};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Fixtures the adjoint mode refuses, with words of the refusal.
+const EXPECTED_REFUSALS: &[(&str, &str)] = &[
+    (
+        "break_continue",
+        "the adjoint mode does not handle break and continue yet",
+    ),
+    (
+        "early_return",
+        "the adjoint mode does not handle a return before the end of the procedure yet",
+    ),
+    (
+        "intrinsics_special",
+        "the adjoint mode does not differentiate lgamma and tgamma yet",
+    ),
+    (
+        "recursion",
+        "the adjoint mode does not handle a return before the end of the procedure yet (in 'pair_reduce')",
+    ),
+    (
+        "struct_pointer",
+        "the adjoint mode does not handle active struct fields yet",
+    ),
+    (
+        "struct_value",
+        "the adjoint mode does not handle active struct parameters yet",
+    ),
+    (
+        "switch_break",
+        "the adjoint mode does not handle switch statements yet",
+    ),
+    (
+        "switch_fallthrough",
+        "the adjoint mode does not handle switch statements yet",
+    ),
+];
+
+/// Which check a known-wrong fixture fails.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Check {
+    /// `check_adjoint`'s dot product or divided differences.
+    Numbers,
+    /// AddressSanitizer / UndefinedBehaviorSanitizer.
+    Sanitizer,
+}
+
+/// Fixtures whose adjoint is wrong today (adjoint-mode bugs), the check
+/// they fail and what was observed.
+const KNOWN_WRONG: &[(&str, Check, &str)] = &[];
+
+/// For each rule of `rules/adjoint/*.rules`, a fixture whose adjoint uses it.
+const COVERAGE: &[(&str, &str)] = &[
+    ("adjoint/proc-joint", "fig7"),
+    ("adjoint/proc-split", "fig12"),
+    ("adjoint/formal-diff", "fig7"),
+    ("adjoint/formal-passive", "fig7"),
+    ("adjoint/formals-end", "fig7"),
+    ("adjoint/seq", "fig7"),
+    ("adjoint/seq-end", "fig7"),
+    ("adjoint/if-live", "fig7"),
+    ("adjoint/for-live", "fig7"),
+    ("adjoint/while-live", "cfr_example"),
+    ("adjoint/do-while-live", "do_while"),
+    ("adjoint/return-last", "fig12"),
+    ("adjoint/assign-live-diff", "fig7"),
+    ("adjoint/assign-live-diff-direct", "fig10"),
+    ("adjoint/assign-live-nodiff", "fig7"),
+    ("adjoint/assign-dead-diff", "fig11"),
+    ("adjoint/assign-pointer", "pointer_walk"),
+    ("adjoint/alloc", "malloc_scratch"),
+    ("adjoint/free", "malloc_scratch"),
+    ("adjoint/decl", "fig7"),
+    ("adjoint/declarator-diff", "fig10"),
+    ("adjoint/declarator-dead-diff", "assign_active"),
+    ("adjoint/declarator-pointer", "alias_readonly"),
+    ("adjoint/declarator-nodiff", "fig7"),
+    ("adjoint/declarator-list", "pointer_walk"),
+    ("adjoint/declarator-none", "fig11"),
+    ("adjoint/declarators-end", "fig7"),
+    ("adjoint/call-split", "fig12"),
+    ("adjoint/actual-args", "fig12"),
+    ("adjoint/actual-args-passive", "fig12"),
+    ("adjoint/actual-args-end", "fig12"),
+    ("adjoint/actual-ref", "fig12"),
+    ("adjoint/actual-expr", "fig12"),
+    ("adjoint/arg-ref-value", "fig12"),
+    ("adjoint/arg-ref-pointer", "call_repeated"),
+    ("adjoint/expr-active", "fig7"),
+    ("adjoint/expr-passive", "fig7"),
+    ("adjoint/leaf", "fig7"),
+    ("adjoint/add", "fig11"),
+    ("adjoint/sub", "fig7"),
+    ("adjoint/mul", "fig7"),
+    ("adjoint/div", "fig10"),
+    ("adjoint/neg", "if_else"),
+    ("adjoint/cond", "malloc_scratch"),
+    ("adjoint/intrinsic", "fig12"),
+    ("adjoint/each", "fig12"),
+    ("adjoint/each-end", "fig12"),
+    ("adjoint/ref-var", "fig7"),
+    ("adjoint/ref-index", "fig7"),
+    ("adjoint/ref-deref", "fig7"),
+    ("adjoint/ref-addr", "call_repeated"),
+    ("adjoint/ref-offset", "alias_readonly"),
+    ("adjoint/ref-offset-sub", "pointer_walk"),
+];
+
+/// Rules no fixture of the corpus reaches, with the reason.
+const UNREACHABLE: &[(&str, &str)] = &[
+    (
+        "adjoint/if-dead",
+        "every `if` of the accepted fixtures computes something the derivatives need",
+    ),
+    (
+        "adjoint/loop-dead-for",
+        "every loop of the accepted fixtures computes something the derivatives need",
+    ),
+    ("adjoint/loop-dead-while", "as adjoint/loop-dead-for"),
+    ("adjoint/loop-dead-do-while", "as adjoint/loop-dead-for"),
+    (
+        "adjoint/block",
+        "no accepted fixture has a nested block other than a loop's or a branch's body",
+    ),
+    (
+        "adjoint/return-void",
+        "no accepted fixture has `return;` (early returns, e.g. early_return.c, are refused)",
+    ),
+    ("adjoint/empty", "no accepted fixture has `;` or `(void)x;`"),
+    (
+        "adjoint/assign-dead-nodiff",
+        "every passive assignment of the accepted fixtures is needed by the derivatives",
+    ),
+    (
+        "adjoint/alloc-passive",
+        "every malloc'd buffer of the corpus carries active values",
+    ),
+    (
+        "adjoint/call-passive",
+        "every call of the accepted fixtures is active (no passive helper is called)",
+    ),
+    ("adjoint/call-dead", "as adjoint/call-passive"),
+    (
+        "adjoint/actual-passive-ref",
+        "no accepted fixture passes a real without adjoint where the callee's parameter has one",
+    ),
+    (
+        "adjoint/actual-pointer-passive",
+        "a refusal: no accepted fixture passes a pointer without adjoint where the callee's parameter has one",
+    ),
+    (
+        "adjoint/plus",
+        "no accepted fixture applies unary `+` to an active value",
+    ),
+    (
+        "adjoint/cast",
+        "the corpus has no `float`: no conversion between reals of an active value",
+    ),
+    (
+        "adjoint/ref-cast",
+        "no accepted fixture casts a pointer to active values",
+    ),
+];
+
+struct Generated {
+    program: Program,
+    head: Head,
+    text: String,
+    trace: BTreeSet<String>,
+}
+
+fn load(path: &Path) -> Result<(front::Loaded, Head), String> {
+    let cfg = common::config(path);
+    let dir = path.parent().unwrap();
+    let loaded = front::load(path, &common::front_options(&cfg.flags, dir))
+        .map_err(|(s, d)| front::diag::render(&s, &d))?;
+    let head = parse_head(&loaded.program, &cfg.head)?;
+    Ok((loaded, head))
+}
+
+/// The adjoint of a fixture (`FILE_b.c`'s text) and the rules that built it.
+fn generate(path: &Path, explain: bool) -> Result<Generated, String> {
+    let (loaded, head) = load(path)?;
+    let opts = AdjointOptions {
+        explain,
+        ..AdjointOptions::default()
+    };
+    let rules = load_adjoint_rules(&opts).map_err(|e| e.to_string())?;
+    let a = analyze_for(&loaded.program, std::slice::from_ref(&head), Mode::Adjoint);
+    let (_, trace) =
+        adjoint_trace(&a, &rules, &opts).map_err(|d| front::diag::render(&loaded.sources, &d))?;
+    let text = adjoint(
+        &loaded.program,
+        &loaded.sources,
+        std::slice::from_ref(&head),
+        &rules,
+        &opts,
+    )
+    .map_err(|d| front::diag::render(&loaded.sources, &d))?;
+    Ok(Generated {
+        program: loaded.program,
+        head,
+        text,
+        trace,
+    })
+}
+
+/// The tangent of a fixture (`FILE_d.c`'s text).
+fn tangent_text(path: &Path) -> Result<String, String> {
+    let (loaded, head) = load(path)?;
+    let opts = TangentOptions::default();
+    let rules = load_rules(&opts).map_err(|e| e.to_string())?;
+    tangent(&loaded.program, &loaded.sources, &[head], &rules, &opts)
+        .map_err(|d| front::diag::render(&loaded.sources, &d))
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    common::c_files("adjoint")
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem().unwrap().to_string_lossy().into_owned()
+}
+
+fn refused(name: &str) -> Option<&'static str> {
+    EXPECTED_REFUSALS
+        .iter()
+        .find(|(f, _)| *f == name)
+        .map(|(_, w)| *w)
+}
+
+/// The fixtures the adjoint mode differentiates.
+fn accepted() -> Vec<PathBuf> {
+    fixtures()
+        .into_iter()
+        .filter(|f| refused(&stem(f)).is_none())
+        .collect()
+}
+
+fn known_wrong(name: &str, check: Check) -> Option<&'static str> {
+    KNOWN_WRONG
+        .iter()
+        .find(|(f, c, _)| *f == name && *c == check)
+        .map(|(_, _, w)| *w)
+}
+
+/// Does the head (or anything in the file) hold `float` values?
+fn single_precision(program: &Program) -> bool {
+    program
+        .symbols
+        .iter()
+        .any(|s| s.span.file == program.main_file && format!("{:?}", s.ty.ty).contains("Float"))
+}
+
+#[test]
+fn every_fixture_is_differentiated_or_refused_with_a_message() {
+    let mut problems = Vec::new();
+    let (mut ok, mut no) = (0, 0);
+    for f in fixtures() {
+        let name = stem(&f);
+        let result = std::panic::catch_unwind(|| generate(&f, false).map(|_| ()));
+        match (result, refused(&name)) {
+            (Err(_), _) => problems.push(format!("{name}: the adjoint mode panicked")),
+            (Ok(Ok(())), None) => ok += 1,
+            (Ok(Ok(())), Some(_)) => problems.push(format!(
+                "{name} is no longer refused: remove it from EXPECTED_REFUSALS"
+            )),
+            (Ok(Err(e)), None) => problems.push(format!("{name}: refused:\n{e}")),
+            (Ok(Err(e)), Some(words)) => {
+                no += 1;
+                if !e.contains(words) {
+                    problems.push(format!(
+                        "{name}: refused with another message than '{words}':\n{e}"
+                    ));
+                } else if !e.contains(&format!("{name}.c:")) {
+                    problems.push(format!("{name}: the refusal is not located:\n{e}"));
+                }
+            }
+        }
+    }
+    println!("{ok} differentiated, {no} refused");
+    for (name, _) in EXPECTED_REFUSALS {
+        if !fixtures().iter().any(|f| stem(f) == *name) {
+            problems.push(format!("EXPECTED_REFUSALS: no fixture {name}"));
+        }
+    }
+    for (name, _, _) in KNOWN_WRONG {
+        if !accepted().iter().any(|f| stem(f) == *name) {
+            problems.push(format!("KNOWN_WRONG: no accepted fixture {name}"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn explained_output_snapshots() {
+    for f in accepted() {
+        let name = stem(&f);
+        let g = generate(&f, true).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        insta::assert_snapshot!(name, g.text);
+    }
+}
+
+/// `FILE_b.c` compiles without warnings against the runtime header, and
+/// links with the original translation unit, the tangent and the runtime.
+#[test]
+fn output_compiles_without_warnings_and_links_with_the_original_tangent_and_runtime() {
+    let work = tempfile::tempdir().unwrap();
+    let rt = work.path().join("runtime");
+    aioli::runtime::write(&rt).unwrap();
+    let runtime_source = rt.join(aioli::runtime::SOURCE_NAME);
+    let main = work.path().join("main.c");
+    std::fs::write(&main, "int main(void) { return 0; }\n").unwrap();
+    let include = format!("-I{}", rt.display());
+    let mut failures = Vec::new();
+    for f in accepted() {
+        let name = stem(&f);
+        let cfg = common::config(&f);
+        let flags = common::cc_flags(&cfg.flags, f.parent().unwrap());
+        let g = generate(&f, true).unwrap();
+        let adj = work.path().join(format!("{name}_b.c"));
+        std::fs::write(&adj, &g.text).unwrap();
+        let tan = work.path().join(format!("{name}_d.c"));
+        std::fs::write(&tan, tangent_text(&f).unwrap()).unwrap();
+        let mut strict: Vec<String> = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-c"]
+            .map(String::from)
+            .to_vec();
+        strict.push(include.clone());
+        strict.extend(flags.iter().cloned());
+        let object = work.path().join(format!("{name}_b.o"));
+        if let Err(e) = common::compile(&strict, &[&adj], &object) {
+            failures.push(format!("{name}_b.c does not compile cleanly:\n{e}"));
+            continue;
+        }
+        let mut link: Vec<String> = vec!["-std=c99".to_string(), include.clone()];
+        link.extend(flags.iter().cloned());
+        let exe = work.path().join(&name);
+        if let Err(e) = common::compile(&link, &[&f, &tan, &adj, &runtime_source, &main], &exe) {
+            failures.push(format!("{name}: the link fails:\n{e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Writes the tangent and the adjoint of `f` into `dir` and runs
+/// `check_adjoint` on them.
+fn check(f: &Path, dir: &Path, options: AdjointCheckOptions) -> Result<AdjointCheck, String> {
+    let name = stem(f);
+    let cfg = common::config(f);
+    let g = generate(f, false)?;
+    let tan = dir.join(format!("{name}_d.c"));
+    std::fs::write(&tan, tangent_text(f)?).unwrap();
+    let adj = dir.join(format!("{name}_b.c"));
+    std::fs::write(&adj, &g.text).unwrap();
+    let domain = Domain::parse(&cfg.domain).map_err(|e| e.to_string())?;
+    let options = AdjointCheckOptions {
+        front: common::front_options(&cfg.flags, f.parent().unwrap()),
+        ..options
+    };
+    check_adjoint(f, &g.program, &g.head, &domain, &tan, &adj, &options).map_err(|e| e.to_string())
+}
+
+/// The sanitizer flags, if the compiler builds and runs a program with
+/// them; else why not.
+fn sanitizer_cc() -> Result<String, String> {
+    let cc = format!(
+        "{} -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer",
+        common::cc()
+    );
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let probe = dir.path().join("probe.c");
+    std::fs::write(
+        &probe,
+        "#include <stdlib.h>\nint main(void)\n{\n    double *p = malloc(4 * sizeof *p);\n    p[3] = 1.0;\n    int r = p[3] == 1.0 ? 0 : 1;\n    free(p);\n    return r;\n}\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("probe");
+    let mut words = cc.split_whitespace();
+    let out = std::process::Command::new(words.next().unwrap())
+        .args(words)
+        .arg(&probe)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .map_err(|e| format!("cannot run {cc}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cc} cannot build a program: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let run = std::process::Command::new(&exe)
+        .output()
+        .map_err(|e| format!("cannot run the probe: {e}"))?;
+    if !run.status.success() {
+        return Err(format!(
+            "a program built with {cc} does not run ({}): {}",
+            run.status,
+            String::from_utf8_lossy(&run.stderr)
+        ));
+    }
+    Ok(cc)
+}
+
+/// The sanitizer options for `check_adjoint`: one point, no timing.
+fn sanitizer_options(cc: &str) -> AdjointCheckOptions {
+    AdjointCheckOptions {
+        cc: cc.to_string(),
+        points: 1,
+        time_budget_ms: 0,
+        ..AdjointCheckOptions::default()
+    }
+}
+
+/// The sanitizer check sees an adjoint that writes one element past an
+/// adjoint buffer (the hand-written adjoint of `tests/fixtures/adjcheck/
+/// arr.c`, with one bad line): the driver's arrays have exactly the
+/// domain's sizes, so the sanitizer's redzones catch it.
+#[test]
+fn the_sanitizer_check_catches_a_write_past_the_end() {
+    let cc = match sanitizer_cc() {
+        Ok(cc) => cc,
+        Err(why) => {
+            println!("sanitizers unavailable, skipped: {why}");
+            return;
+        }
+    };
+    let original = common::fixture_dir("adjcheck").join("arr.c");
+    let good = std::fs::read_to_string(common::fixture_dir("adjcheck").join("arr_b.c")).unwrap();
+    let bad = good.replace(
+        "    (void)y;\n",
+        "    (void)y;\n    xb[n] += 1e-300 * x[0];\n",
+    );
+    assert_ne!(good, bad);
+    let dir = tempfile::tempdir().unwrap();
+    let adj = dir.path().join("arr_b.c");
+    let cfg = common::config(&original);
+    let (loaded, head) = load(&original).unwrap();
+    let domain = Domain::parse(&cfg.domain).unwrap();
+    let tan = common::fixture_dir("adjcheck").join("arr_d.c");
+    let run = |text: &str| {
+        std::fs::write(&adj, text).unwrap();
+        check_adjoint(
+            &original,
+            &loaded.program,
+            &head,
+            &domain,
+            &tan,
+            &adj,
+            &sanitizer_options(&cc),
+        )
+    };
+    let r = run(&good).unwrap_or_else(|e| panic!("the right adjoint: {e}"));
+    assert!(r.passed, "{r}");
+    let e = run(&bad)
+        .expect_err("a write past the end runs cleanly")
+        .to_string();
+    assert!(e.contains("ERROR: AddressSanitizer"), "{e}");
+    assert!(e.contains("in arr_b"), "{e}");
+}
+
+/// The check driver (original, tangent, adjoint, runtime) built with
+/// `-fsanitize=address,undefined` runs without a report: `f_b` reads and
+/// writes only inside its buffers, pops what it pushed, frees what it
+/// allocates.
+#[test]
+fn adjoint_runs_cleanly_under_address_and_undefined_behaviour_sanitizers() {
+    let cc = match sanitizer_cc() {
+        Ok(cc) => cc,
+        Err(why) => {
+            println!("sanitizers unavailable, skipped: {why}");
+            return;
+        }
+    };
+    let mut failures = Vec::new();
+    let mut report = Vec::new();
+    for f in accepted() {
+        let name = stem(&f);
+        let dir = tempfile::tempdir().unwrap();
+        let outcome = check(&f, dir.path(), sanitizer_options(&cc));
+        let expected = known_wrong(&name, Check::Sanitizer);
+        match (outcome, expected) {
+            (Ok(_), None) => report.push(format!("{name:<24} clean")),
+            (Ok(_), Some(_)) => failures.push(format!(
+                "{name} runs cleanly under the sanitizers now: remove it from KNOWN_WRONG"
+            )),
+            (Err(e), Some(w)) => report.push(format!("{name:<24} known wrong: {w} (now: {e})")),
+            (Err(e), None) => {
+                report.push(format!("{name:<24} FAILS"));
+                failures.push(format!("{name}: {e}"));
+            }
+        }
+    }
+    println!("{}", report.join("\n"));
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// `aioli check --mode adjoint` on every fixture: the dot product with the
+/// tangent agrees to 1e-10 and the divided differences to 6 digits.
+#[test]
+fn adjoint_agrees_with_the_tangent_and_divided_differences() {
+    let mut table = vec![format!(
+        "{:<24} {:>7} {:>7} {:>7} {:>12} {:>12}  result",
+        "fixture", "A_a", "DD", "R_a", "pushed", "peak"
+    )];
+    let mut failures = Vec::new();
+    for f in accepted() {
+        let name = stem(&f);
+        let dir = tempfile::tempdir().unwrap();
+        let single = load(&f).map(|(l, _)| single_precision(&l.program)).unwrap();
+        let options = AdjointCheckOptions {
+            cc: common::cc(),
+            points: 2,
+            time_budget_ms: 30,
+            max_rel_err: if single { 1e-4 } else { 1e-10 },
+            min_dd_digits: if single { 3.0 } else { 6.0 },
+            ..AdjointCheckOptions::default()
+        };
+        let outcome = check(&f, dir.path(), options);
+        let expected = known_wrong(&name, Check::Numbers);
+        let (row, failure) = match outcome {
+            Ok(r) => {
+                let rows = r.dependents.iter().chain([&r.overall]);
+                let a = rows.clone().map(|d| d.digits).fold(f64::INFINITY, f64::min);
+                let dd = rows.map(|d| d.dd_digits).fold(f64::INFINITY, f64::min);
+                let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+                let row = format!(
+                    "{name:<24} {a:>7.1} {dd:>7.1} {:>7} {:>12} {:>12}  {}",
+                    r.r_a.map_or("-".to_string(), |v| format!("{v:.2}")),
+                    opt(r.pushed_bytes),
+                    opt(r.peak_bytes),
+                    if r.passed { "pass" } else { "FAIL" }
+                );
+                (row, (!r.passed).then(|| r.to_string()))
+            }
+            Err(e) => (format!("{name:<24} error"), Some(e)),
+        };
+        match (failure, expected) {
+            (None, None) => table.push(row),
+            (None, Some(_)) => {
+                table.push(row);
+                failures.push(format!("{name} passes now: remove it from KNOWN_WRONG"));
+            }
+            (Some(_), Some(w)) => table.push(format!("{row}  (known wrong: {w})")),
+            (Some(e), None) => {
+                table.push(row);
+                failures.push(format!("{name}:\n{e}"));
+            }
+        }
+    }
+    println!("{}", table.join("\n"));
+    println!(
+        "A_a: digits of the dot product (worst dependent); DD: digits against divided differences; \
+         R_a = T(f_b)/T(f) over a 30 ms budget (noisy when other tests run); pushed/peak: bytes on the \
+         adjoint stack in one call of f_b"
+    );
+    assert!(
+        failures.is_empty(),
+        "{}\n\n{}",
+        table.join("\n"),
+        failures.join("\n\n")
+    );
+}
+
+/// The IDs of the rules of `rules/adjoint/*.rules`.
+fn adjoint_rule_ids() -> BTreeSet<String> {
+    let mut ids = BTreeSet::new();
+    for (name, text) in bundled_adjoint_rules() {
+        if !name.starts_with("rules/adjoint/") {
+            continue;
+        }
+        let (rules, _) = aioli::engine::syntax::parse_file(&name, &text).unwrap();
+        ids.extend(rules.into_iter().map(|r| r.id));
+    }
+    ids
+}
+
+#[test]
+fn every_rule_has_a_fixture_that_uses_it() {
+    // AIOLI_PRINT_TRACES=1 prints each fixture's trace, to update the table.
+    let print = std::env::var("AIOLI_PRINT_TRACES").is_ok();
+    let mut traces = BTreeMap::new();
+    for f in accepted() {
+        let g = generate(&f, false).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        if print {
+            println!(
+                "{}: {}",
+                stem(&f),
+                g.trace.iter().cloned().collect::<Vec<_>>().join(" ")
+            );
+        }
+        traces.insert(stem(&f), g.trace);
+    }
+    let rules = adjoint_rule_ids();
+    let mut problems = Vec::new();
+    for (id, fixture) in COVERAGE {
+        if !rules.contains(*id) {
+            problems.push(format!("COVERAGE: {id} is not a rule of rules/adjoint/"));
+        }
+        match traces.get(*fixture) {
+            Some(t) if t.contains(*id) => {}
+            Some(_) => problems.push(format!("{fixture} does not use {id}")),
+            None => problems.push(format!("{fixture}: no such accepted fixture")),
+        }
+    }
+    for (id, _) in UNREACHABLE {
+        if !rules.contains(*id) {
+            problems.push(format!("UNREACHABLE: {id} is not a rule of rules/adjoint/"));
+        }
+        let users: Vec<_> = traces
+            .iter()
+            .filter(|(_, t)| t.contains(*id))
+            .map(|(f, _)| f.as_str())
+            .collect();
+        if !users.is_empty() {
+            problems.push(format!(
+                "{id} is listed in UNREACHABLE but used by {users:?}: move it to COVERAGE"
+            ));
+        }
+    }
+    let covered: BTreeSet<&str> = COVERAGE.iter().map(|(id, _)| *id).collect();
+    for r in &rules {
+        if !covered.contains(r.as_str()) && !UNREACHABLE.iter().any(|(id, _)| id == r) {
+            let users: Vec<_> = traces
+                .iter()
+                .filter(|(_, t)| t.contains(r))
+                .map(|(f, _)| f.as_str())
+                .collect();
+            problems.push(format!(
+                "{r} has no fixture in COVERAGE (used by: {users:?})"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
