@@ -279,9 +279,13 @@ void aioli_push_slow(const void *src, size_t n)
     aioli_push_data(src, n);
 }
 
-void aioli_pop_slow(const char *what, void *dst, size_t n)
+void aioli_pop_slow(int what, void *dst, size_t n)
 {
-    aioli_pop_data(what, dst, n);
+    static const char *const names[] = {
+        "aioli_pop_real8", "aioli_pop_real4", "aioli_pop_int",
+        "aioli_pop_long", "aioli_pop_pointer",
+    };
+    aioli_pop_data(what >= 0 && what < 5 ? names[what] : "aioli_pop", dst, n);
 }
 
 /* ------------------------------------------------------------------ */

@@ -84,9 +84,10 @@ void aioli_stack_reset_stats(void);
 extern unsigned char *aioli_sp, *aioli_sp_lo, *aioli_sp_hi;
 extern size_t aioli_pushed_data, aioli_cur_data, aioli_cur_ctl_bytes, aioli_peak;
 void aioli_push_slow(const void *src, size_t n);
-void aioli_pop_slow(const char *what, void *dst, size_t n);
+/* `what` numbers the pop that failed, for the message (see aioli.c). */
+void aioli_pop_slow(int what, void *dst, size_t n);
 
-#define AIOLI_INLINE_PUSH_POP(T, PUSH, POP)                                   \
+#define AIOLI_INLINE_PUSH_POP(T, PUSH, POP, WHAT)                                   \
     static inline void PUSH(T v)                                              \
     {                                                                         \
         if ((size_t)(aioli_sp_hi - aioli_sp) >= sizeof v) {                   \
@@ -110,15 +111,15 @@ void aioli_pop_slow(const char *what, void *dst, size_t n);
             memcpy(&v, aioli_sp, sizeof v);                                   \
             aioli_cur_data -= sizeof v;                                       \
         } else {                                                              \
-            aioli_pop_slow(#POP, &v, sizeof v);                               \
+            aioli_pop_slow(WHAT, &v, sizeof v);                               \
         }                                                                     \
         return v;                                                             \
     }
 
-AIOLI_INLINE_PUSH_POP(double, aioli_push_real8, aioli_pop_real8)
-AIOLI_INLINE_PUSH_POP(float, aioli_push_real4, aioli_pop_real4)
-AIOLI_INLINE_PUSH_POP(int, aioli_push_int, aioli_pop_int)
-AIOLI_INLINE_PUSH_POP(long, aioli_push_long, aioli_pop_long)
-AIOLI_INLINE_PUSH_POP(void *, aioli_push_pointer, aioli_pop_pointer)
+AIOLI_INLINE_PUSH_POP(double, aioli_push_real8, aioli_pop_real8, 0)
+AIOLI_INLINE_PUSH_POP(float, aioli_push_real4, aioli_pop_real4, 1)
+AIOLI_INLINE_PUSH_POP(int, aioli_push_int, aioli_pop_int, 2)
+AIOLI_INLINE_PUSH_POP(long, aioli_push_long, aioli_pop_long, 3)
+AIOLI_INLINE_PUSH_POP(void *, aioli_push_pointer, aioli_pop_pointer, 4)
 
 #endif /* AIOLI_H */

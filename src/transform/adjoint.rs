@@ -907,7 +907,24 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 if !active_split {
                     // A passive call's own writes are saved here: nothing
                     // else restores them.
-                    let restore = self.a.restore(self.proc, s.id);
+                    let mut restore = self.a.restore(self.proc, s.id);
+                    if self.is_split() {
+                        // The caller sees what this call writes outside
+                        // this procedure's locals (`adjoint/proc-split`).
+                        if let Some(f) = self.a.facts.get(&self.proc)
+                            && let Some(&i) = f.point_of.get(&s.id)
+                        {
+                            for &z in &f.points[i].effect.writes {
+                                let local = matches!(
+                                    self.a.locs.object(self.a.locs.zone(z).obj).kind,
+                                    ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
+                                );
+                                if !local {
+                                    restore.insert(z);
+                                }
+                            }
+                        }
+                    }
                     let result_zones: Vec<Zone> =
                         result.iter().flat_map(|r| self.zones_of(r)).collect();
                     let mut objs = BTreeSet::new();
