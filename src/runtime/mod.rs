@@ -96,8 +96,8 @@ mod tests {
             assert!(HEADER.contains(&format!("{name}(")), "aioli.h lacks {name}");
             // The scalar pushes and pops are defined inline in the header
             // (`AIOLI_INLINE_PUSH_POP(T, PUSH, POP)`); the rest in the source.
-            let inline = HEADER.contains(&format!(", {name},"))
-                || HEADER.contains(&format!(", {name})"));
+            let inline =
+                HEADER.contains(&format!(", {name},")) || HEADER.contains(&format!(", {name})"));
             assert!(
                 inline || SOURCE.contains(&format!("{name}(")),
                 "neither aioli.h defines {name} inline nor aioli.c defines it"

@@ -148,7 +148,11 @@ pub fn adjoint_trace(
     // Declarations are hoisted to the procedure's top (`adjoint/hoist`).
     let mut hoisted_of: HashMap<ProcId, Vec<SymId>> = HashMap::new();
     for &p in &diff_procs {
-        let body = program.proc(p).body.as_ref().expect("diff procs have bodies");
+        let body = program
+            .proc(p)
+            .body
+            .as_ref()
+            .expect("diff procs have bodies");
         let mut hoisted = Vec::new();
         collect_decls(&body.stmts, &mut hoisted);
         hoisted_of.insert(p, hoisted);
@@ -247,7 +251,12 @@ pub fn adjoint_trace(
         commented: HashSet::new(),
     };
     for &p in &diff_procs {
-        let body = &program.proc(p).body.as_ref().expect("diff procs have bodies").stmts;
+        let body = &program
+            .proc(p)
+            .body
+            .as_ref()
+            .expect("diff procs have bodies")
+            .stmts;
         host.start_proc(p, &hoisted_of[&p]);
         let span = program.proc(p).span;
         engine::apply(rules, &mut host, "proc", &AVal::Proc(p, body))
@@ -286,7 +295,10 @@ fn refuse_unsupported(
     let err = |span: Span, what: &str| {
         Err(Diagnostic::error(
             span,
-            format!("the adjoint mode does not handle {what} yet (in '{}')", proc.name),
+            format!(
+                "the adjoint mode does not handle {what} yet (in '{}')",
+                proc.name
+            ),
         ))
     };
     let called = a
@@ -308,13 +320,16 @@ fn refuse_unsupported(
             return err(program.sym(s).span, "active struct parameters");
         }
     }
-    let body = proc.body.as_ref().map(|b| b.stmts.as_slice()).unwrap_or(&[]);
+    let body = proc
+        .body
+        .as_ref()
+        .map(|b| b.stmts.as_slice())
+        .unwrap_or(&[]);
     fn walk(
         a: &Analysis<'_>,
         p: ProcId,
         stmts: &[Stmt],
         top: bool,
-        in_loop: bool,
         err: &dyn Fn(Span, &str) -> Result<(), Diagnostic>,
     ) -> Result<(), Diagnostic> {
         let program = a.program;
@@ -328,10 +343,8 @@ fn refuse_unsupported(
                 StmtKind::Return(_) if !last => {
                     return err(s.span, "a return before the end of the procedure");
                 }
-                StmtKind::Assign { lhs, .. } => {
-                    if has_struct(program, &lhs.ty) {
-                        return err(s.span, "assignments of whole structs");
-                    }
+                StmtKind::Assign { lhs, .. } if has_struct(program, &lhs.ty) => {
+                    return err(s.span, "assignments of whole structs");
                 }
                 StmtKind::Decl { vars, storage, .. } => {
                     for d in vars {
@@ -349,28 +362,28 @@ fn refuse_unsupported(
                         }
                     }
                 }
-                StmtKind::Call { callee, .. } => {
-                    if a.is_active_call(p, s.id) && program.proc(*callee).body.is_none() {
-                        return err(
-                            s.span,
-                            "active calls of external functions (prototypes without body)",
-                        );
-                    }
+                StmtKind::Call { callee, .. }
+                    if a.is_active_call(p, s.id) && program.proc(*callee).body.is_none() =>
+                {
+                    return err(
+                        s.span,
+                        "active calls of external functions (prototypes without body)",
+                    );
                 }
                 StmtKind::If { then, other, .. } => {
-                    walk(a, p, &then.stmts, false, in_loop, err)?;
+                    walk(a, p, &then.stmts, false, err)?;
                     if let Some(o) = other {
-                        walk(a, p, &o.stmts, false, in_loop, err)?;
+                        walk(a, p, &o.stmts, false, err)?;
                     }
                 }
                 StmtKind::Loop { header, body } => {
                     if let LoopHeader::For { init, step, .. } = header {
-                        walk(a, p, init, false, true, err)?;
-                        walk(a, p, step, false, true, err)?;
+                        walk(a, p, init, false, err)?;
+                        walk(a, p, step, false, err)?;
                     }
-                    walk(a, p, &body.stmts, false, true, err)?;
+                    walk(a, p, &body.stmts, false, err)?;
                 }
-                StmtKind::Block(b) => walk(a, p, &b.stmts, false, in_loop, err)?,
+                StmtKind::Block(b) => walk(a, p, &b.stmts, false, err)?,
                 _ => {}
             }
             for e in super::names::stmt_exprs(s) {
@@ -381,7 +394,7 @@ fn refuse_unsupported(
         }
         Ok(())
     }
-    walk(a, p, body, true, false, &err)
+    walk(a, p, body, true, &err)
 }
 
 fn has_struct(program: &Program, ty: &QualType) -> bool {
@@ -461,6 +474,9 @@ fn collect_decls(stmts: &[Stmt], out: &mut Vec<SymId>) {
 
 /// A value the adjoint rules see.
 #[derive(Clone)]
+// Built expressions and statements are moved, not boxed: values live only
+// while a rule runs.
+#[allow(clippy::large_enum_variant)]
 enum AVal<'a> {
     /// A procedure and its lowered body.
     Proc(ProcId, &'a [Stmt]),
@@ -721,11 +737,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     }
 
     fn neg(&self, e: Expr) -> Expr {
-        if let ExprKind::Unary {
-            op: UnOp::Neg,
-            arg,
-        } = e.kind
-        {
+        if let ExprKind::Unary { op: UnOp::Neg, arg } = e.kind {
             return *arg;
         }
         let ty = e.ty.clone();
@@ -893,9 +905,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             } else {
                 Vec::new()
             }),
-            StmtKind::Call {
-                result, callee, ..
-            } => {
+            StmtKind::Call { result, callee, .. } => {
                 let mut out = Vec::new();
                 if let Some(r) = result
                     && self.must_save(r)
@@ -936,8 +946,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     }
                     for o in objs {
                         match self.a.locs.object(o).kind {
-                            ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Param
-                                || !is_pointer(self.program, &self.program.sym(v).ty) =>
+                            ObjKind::Var(v)
+                                if self.program.sym(v).kind != SymKind::Param
+                                    || !is_pointer(self.program, &self.program.sym(v).ty) =>
                             {
                                 out.push(self.var(v));
                             }
@@ -1208,10 +1219,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 LoopHeader::While { cond } => {
                     View::Node("while", vec![AVal::Expr(cond), AVal::Stmts(&body.stmts)])
                 }
-                LoopHeader::DoWhile { cond } => View::Node(
-                    "do-while",
-                    vec![AVal::Expr(cond), AVal::Stmts(&body.stmts)],
-                ),
+                LoopHeader::DoWhile { cond } => {
+                    View::Node("do-while", vec![AVal::Expr(cond), AVal::Stmts(&body.stmts)])
+                }
             },
             StmtKind::Block(b) => View::Node("block", vec![AVal::Stmts(&b.stmts)]),
             StmtKind::Decl { vars, .. } => View::Node("decl", vec![AVal::Decls(vars)]),
@@ -1317,9 +1327,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 .ok_or_else(|| ApplyError::new(format!("unbound ?{v} in a derivative entry")))?,
             Tmpl::Num(x) => self.real(*x, QualType::double()),
             Tmpl::Atom(a) => {
-                return Err(ApplyError::new(format!(
-                    "atom '{a}' in a derivative entry"
-                )));
+                return Err(ApplyError::new(format!("atom '{a}' in a derivative entry")));
             }
             Tmpl::Node(h, kids, _) => {
                 let mut args = Vec::new();
@@ -1458,17 +1466,31 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 assigned_vars(&b.stmts, &mut assigned);
             }
             for &p in &orig.params {
-                let Some(&b) = self.bsyms.get(&p) else { continue };
+                let Some(&b) = self.bsyms.get(&p) else {
+                    continue;
+                };
                 if is_pointer(self.program, &self.program.sym(p).ty) || !assigned.contains(&p) {
                     continue;
                 }
                 let ty = self.program.sym(p).ty.clone();
-                let name = self.namer.fresh_local(&format!("{}b_caller", self.program.sym(p).name));
+                let name = self
+                    .namer
+                    .fresh_local(&format!("{}b_caller", self.program.sym(p).name));
                 let keep = self.new_sym(&name, ty.clone(), SymKind::Local);
                 self.locals.push((keep, None));
-                let star = Expr::new(ExprKind::Deref(Box::new(self.var(b))), ty.clone(), self.span());
-                all.insert(0, self.assign(star.clone(), self.real(0.0, ty.clone()), AssignSugar::Plain));
-                all.insert(0, self.assign(self.var(keep), star.clone(), AssignSugar::Plain));
+                let star = Expr::new(
+                    ExprKind::Deref(Box::new(self.var(b))),
+                    ty.clone(),
+                    self.span(),
+                );
+                all.insert(
+                    0,
+                    self.assign(star.clone(), self.real(0.0, ty.clone()), AssignSugar::Plain),
+                );
+                all.insert(
+                    0,
+                    self.assign(self.var(keep), star.clone(), AssignSugar::Plain),
+                );
                 body.push(self.assign(
                     star.clone(),
                     self.binary(BinOp::Add, star, self.var(keep)),
@@ -1552,7 +1574,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     fn ref_adjoint(&mut self, r: &'x Expr) -> Result<Expr, ApplyError> {
         let rules = self.rules;
         let v = engine::apply(rules, self, "ref", &AVal::Expr(r))?;
-        self.expr_of(v.first().ok_or_else(|| ApplyError::new("'ref' yields nothing"))?)
+        self.expr_of(
+            v.first()
+                .ok_or_else(|| ApplyError::new("'ref' yields nothing"))?,
+        )
     }
 
     fn decl(&self, s: SymId, ty: QualType, init: Option<Init>) -> Stmt {
@@ -1692,7 +1717,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                                 .iter()
                                 .map(|v| Declarator {
                                     sym: v.sym,
-                                    init: if keep_definition { v.init.clone() } else { None },
+                                    init: if keep_definition {
+                                        v.init.clone()
+                                    } else {
+                                        None
+                                    },
                                 })
                                 .collect(),
                         },
@@ -1735,7 +1764,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
 fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
     let mut read = HashSet::new();
     reads(body, &mut read);
-    let dead: HashSet<SymId> = hoisted.iter().copied().filter(|s| !read.contains(s)).collect();
+    let dead: HashSet<SymId> = hoisted
+        .iter()
+        .copied()
+        .filter(|s| !read.contains(s))
+        .collect();
     if !dead.is_empty() {
         prune_writes(body, &dead);
     }
@@ -1746,7 +1779,9 @@ fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
     for s in stmts {
         let skip: Option<&Expr> = match &s.kind {
             StmtKind::Assign { lhs, .. } => Some(lhs),
-            StmtKind::Call { result: Some(r), .. } => Some(r),
+            StmtKind::Call {
+                result: Some(r), ..
+            } => Some(r),
             _ => None,
         };
         for e in super::names::stmt_exprs(s) {
@@ -1788,13 +1823,12 @@ fn prune_writes(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
     });
     for s in stmts.iter_mut() {
         match &mut s.kind {
-            StmtKind::Call { result, .. } => {
+            StmtKind::Call { result, .. }
                 if result
                     .as_ref()
-                    .is_some_and(|r| matches!(r.kind, ExprKind::Var(v) if dead.contains(&v)))
-                {
-                    *result = None;
-                }
+                    .is_some_and(|r| matches!(r.kind, ExprKind::Var(v) if dead.contains(&v))) =>
+            {
+                *result = None;
             }
             StmtKind::If { then, other, .. } => {
                 prune_writes(&mut then.stmts, dead);
@@ -1824,7 +1858,9 @@ fn assigned_vars(stmts: &[Stmt], out: &mut HashSet<SymId>) {
                     out.insert(v);
                 }
             }
-            StmtKind::Call { result: Some(r), .. } => {
+            StmtKind::Call {
+                result: Some(r), ..
+            } => {
                 if let ExprKind::Var(v) = r.kind {
                     out.insert(v);
                 }
@@ -1918,7 +1954,11 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
         match v {
             AVal::Proc(p, body) => View::Node(
                 "function",
-                vec![AVal::Sym(SymId(p.0)), AVal::Formals(*p, 0), AVal::Stmts(body)],
+                vec![
+                    AVal::Sym(SymId(p.0)),
+                    AVal::Formals(*p, 0),
+                    AVal::Stmts(body),
+                ],
             ),
             AVal::Formals(p, i) => {
                 if *i < self.program.proc(*p).params.len() {
@@ -2009,7 +2049,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
         }
     }
 
-    fn guard(&mut self, name: &str, args: &[AVal<'x>], node: &AVal<'x>) -> Result<bool, ApplyError> {
+    fn guard(
+        &mut self,
+        name: &str,
+        args: &[AVal<'x>],
+        node: &AVal<'x>,
+    ) -> Result<bool, ApplyError> {
         let subject = args.first().unwrap_or(node);
         let orig_expr = |v: &AVal<'x>| -> Option<&'x Expr> {
             match v {
@@ -2047,8 +2092,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             },
             "isActiveExpr" => match (orig_expr(subject), self.stmt()) {
                 (Some(e), Some(s)) => {
-                    real_rank(self.program, &e.ty) > 0
-                        && self.a.is_active_expr(self.proc, s.id, e)
+                    real_rank(self.program, &e.ty) > 0 && self.a.is_active_expr(self.proc, s.id, e)
                 }
                 _ => false,
             },
@@ -2372,7 +2416,8 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         elem.clone(),
                         self.span(),
                     );
-                    let with = AVal::With(Box::new(AVal::Expr(e)), Box::new(AVal::New(vbk.clone())));
+                    let with =
+                        AVal::With(Box::new(AVal::Expr(e)), Box::new(AVal::New(vbk.clone())));
                     for r in engine::apply(rules, self, "adj", &with)? {
                         code.extend(self.code_of(r)?);
                     }
@@ -2387,7 +2432,8 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     AVal::Num(x) => x as i64,
                     _ => 0,
                 };
-                let s = self.runtime_call("aioli_push_control", vec![self.int(v), self.int(1)], None);
+                let s =
+                    self.runtime_call("aioli_push_control", vec![self.int(v), self.int(1)], None);
                 AVal::Code(self.tag(vec![s], rule))
             }
             "pop-branch" => {
@@ -2401,7 +2447,8 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         b
                     }
                 };
-                let pop = self.runtime_call("aioli_pop_control", vec![self.int(1)], Some(self.var(b)));
+                let pop =
+                    self.runtime_call("aioli_pop_control", vec![self.int(1)], Some(self.var(b)));
                 AVal::Popped(pop, self.var(b))
             }
             "if" => {
@@ -2749,7 +2796,11 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 let id = self.aprocs[&self.proc].bwd.expect("split procs have a bwd");
                 let saved = self.read_in(&bwd);
-                let pops: Vec<Stmt> = saved.iter().rev().map(|&s| self.pop_of(&self.var(s))).collect();
+                let pops: Vec<Stmt> = saved
+                    .iter()
+                    .rev()
+                    .map(|&s| self.pop_of(&self.var(s)))
+                    .collect();
                 self.make_proc(id, params, QualType::void(), bwd, pops, true);
                 let mut fwd = self.pending_fwd.take().unwrap_or_default();
                 let pushes: Vec<Stmt> = saved.iter().map(|&s| self.push_of(&self.var(s))).collect();
@@ -2761,7 +2812,14 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 fwd.splice(at..at, pushes);
                 let fid = self.aprocs[&self.proc].fwd.expect("split procs have a fwd");
                 let orig = self.program.proc(self.proc).clone();
-                self.make_proc(fid, orig.params.clone(), orig.ret.clone(), fwd, Vec::new(), false);
+                self.make_proc(
+                    fid,
+                    orig.params.clone(),
+                    orig.ret.clone(),
+                    fwd,
+                    Vec::new(),
+                    false,
+                );
                 AVal::Code(Vec::new())
             }
             _ => {
