@@ -2387,6 +2387,51 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     "the adjoint mode does not yet pass a zero adjoint buffer for a pointer argument without adjoint",
                 ));
             }
+            "zero-call-writes" => {
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'zero-call-writes' outside a call"))?;
+                let StmtKind::Call { result, callee, .. } = &s.kind else {
+                    return Err(ApplyError::new("'zero-call-writes' outside a call"));
+                };
+                let mut code = Vec::new();
+                let mut result_zones = Vec::new();
+                if let Some(r) = result {
+                    result_zones = self.zones_of(r);
+                    if real_rank(self.program, &r.ty) > 0 && self.is_diff_address(r) {
+                        let rb = self.ref_adjoint(r)?;
+                        let zero = self.real(0.0, rb.ty.clone());
+                        code.push(self.assign(rb, zero, AssignSugar::Plain));
+                    }
+                }
+                if let Some(f) = self.a.facts.get(&self.proc)
+                    && let Some(&i) = f.point_of.get(&s.id)
+                {
+                    for &z in &f.points[i].effect.writes {
+                        if result_zones.contains(&z) || !self.a.is_diff_zone(z) {
+                            continue;
+                        }
+                        let obj = self.a.locs.object(self.a.locs.zone(z).obj);
+                        match obj.kind {
+                            ObjKind::Var(v)
+                                if real_rank(self.program, &self.program.sym(v).ty) > 0 =>
+                            {
+                                let vb = self.adjoint_var(v)?;
+                                let zero = self.real(0.0, vb.ty.clone());
+                                code.push(self.assign(vb, zero, AssignSugar::Plain));
+                            }
+                            _ => {
+                                return Err(ApplyError::new(format!(
+                                    "the adjoint mode does not yet handle a passive call of '{}' that overwrites active memory ('{}')",
+                                    self.program.proc(*callee).name,
+                                    obj.name
+                                )));
+                            }
+                        }
+                    }
+                }
+                AVal::Code(self.tag(code, rule))
+            }
             "list-adjoints" => {
                 arity(2, &args)?;
                 let AVal::Sym(v) = args[0] else {
@@ -2761,6 +2806,18 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         }
                         _ => cargs.push(self.real(0.0, callee_ret.clone())),
                     }
+                }
+                if !(real_rank(self.program, &callee_ret) > 0 && self.diff.results.contains(callee))
+                    && let Some(r) = result
+                    && real_rank(self.program, &r.ty) > 0
+                    && self.a.is_diff(self.proc, r)
+                {
+                    // The callee's result depends on none of its active
+                    // inputs: the value written is a constant for the
+                    // derivatives, and its adjoint stops here.
+                    let rb = self.ref_adjoint(r)?;
+                    let zero = self.real(0.0, rb.ty.clone());
+                    code.push(self.assign(rb, zero, AssignSugar::Plain));
                 }
                 code.push(self.call_stmt(bwd, cargs, None));
                 AVal::Code(self.tag(code, rule))
