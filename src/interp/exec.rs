@@ -956,7 +956,12 @@ impl<'p, R: Real> Machine<'p, R> {
                 ..
             } => {
                 let proc = self.program.proc(*callee);
-                let v = if proc.body.is_some() {
+                // The runtime's scalar pushes and pops have inline bodies in
+                // aioli.h (fast paths over the C runtime's blocks); the
+                // interpreter keeps its own stack for them.
+                let runtime_stack = proc.name.starts_with("aioli_push_")
+                    || proc.name.starts_with("aioli_pop_");
+                let v = if proc.body.is_some() && !runtime_stack {
                     if args.len() != proc.params.len() {
                         return Err(at(ErrorKind::Arity {
                             name: proc.name.clone(),

@@ -249,6 +249,7 @@ pub fn adjoint_trace(
         hoisted: Vec::new(),
         pending_fwd: None,
         commented: HashSet::new(),
+        private_adjoints: Default::default(),
     };
     for &p in &diff_procs {
         let body = &program
@@ -533,6 +534,9 @@ struct AdjointHost<'x, 'a> {
     pending_fwd: Option<Vec<Stmt>>,
     /// Declarations whose comments were already given to an assignment.
     commented: HashSet<StmtId>,
+    /// By-value real parameters the procedure assigns → their private
+    /// adjoint locals (`adjoint/by-value`).
+    private_adjoints: std::collections::BTreeMap<SymId, SymId>,
 }
 
 fn binop_name(op: BinOp) -> &'static str {
@@ -612,6 +616,27 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 let fresh = self.namer.fresh_local(&name);
                 self.out.symbols[s.index()].name = fresh.clone();
                 seen.insert(fresh);
+            }
+        }
+        self.private_adjoints.clear();
+        let mut assigned = HashSet::new();
+        if let Some(b) = &self.program.proc(p).body {
+            assigned_vars(&b.stmts, &mut assigned);
+        }
+        for &s in &self.program.proc(p).params.clone() {
+            let sym = self.program.sym(s);
+            if assigned.contains(&s)
+                && real_rank(self.program, &sym.ty) > 0
+                && self.diff.syms.contains(&s)
+            {
+                let name = self.namer.fresh_local(&format!("{}b_local", sym.name));
+                let ty = sym.ty.clone();
+                let mut ty = ty;
+                ty.is_const = false;
+                let local = self.new_sym(&name, ty.clone(), SymKind::Local);
+                let zero = Init::Expr(self.real(0.0, ty));
+                self.locals.push((local, Some(zero)));
+                self.private_adjoints.insert(s, local);
             }
         }
         let proc = self.program.proc(p);
@@ -1084,6 +1109,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
 
     /// The adjoint reference of variable `s` (`adjoint/ref-var`).
     fn adjoint_var(&mut self, s: SymId) -> Result<Expr, ApplyError> {
+        if let Some(&local) = self.private_adjoints.get(&s) {
+            return Ok(self.var(local));
+        }
         let b = self.bsym(s)?;
         let e = self.var(b);
         let orig = self.program.sym(s);
@@ -1456,44 +1484,21 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let orig = self.program.proc(self.proc).clone();
         let mut all = prologue;
         if with_adjoints {
-            // `adjoint/by-value`: the adjoint of a real parameter passed by
-            // value is `*xb`, which holds the caller's sum so far; the
-            // parameter's own adjoint starts at zero. Where the procedure
-            // assigns the parameter (and so zeroes its adjoint), the
-            // caller's sum is set aside first and added back at the end.
-            let mut assigned = HashSet::new();
-            if let Some(b) = &orig.body {
-                assigned_vars(&b.stmts, &mut assigned);
-            }
-            for &p in &orig.params {
+            // `adjoint/by-value`: a real parameter passed by value that the
+            // procedure assigns has its adjoint in a private local (it is
+            // read and zeroed there, and the caller may pass one address
+            // for two arguments); its value is added to `*xb` at the end.
+            let privates: Vec<(SymId, SymId)> =
+                self.private_adjoints.iter().map(|(a, b)| (*a, *b)).collect();
+            for (p, local) in privates {
                 let Some(&b) = self.bsyms.get(&p) else {
                     continue;
                 };
-                if is_pointer(self.program, &self.program.sym(p).ty) || !assigned.contains(&p) {
-                    continue;
-                }
                 let ty = self.program.sym(p).ty.clone();
-                let name = self
-                    .namer
-                    .fresh_local(&format!("{}b_caller", self.program.sym(p).name));
-                let keep = self.new_sym(&name, ty.clone(), SymKind::Local);
-                self.locals.push((keep, None));
-                let star = Expr::new(
-                    ExprKind::Deref(Box::new(self.var(b))),
-                    ty.clone(),
-                    self.span(),
-                );
-                all.insert(
-                    0,
-                    self.assign(star.clone(), self.real(0.0, ty.clone()), AssignSugar::Plain),
-                );
-                all.insert(
-                    0,
-                    self.assign(self.var(keep), star.clone(), AssignSugar::Plain),
-                );
+                let star = Expr::new(ExprKind::Deref(Box::new(self.var(b))), ty, self.span());
                 body.push(self.assign(
                     star.clone(),
-                    self.binary(BinOp::Add, star, self.var(keep)),
+                    self.binary(BinOp::Add, star, self.var(local)),
                     AssignSugar::Compound(BinOp::Add),
                 ));
             }

@@ -1,0 +1,161 @@
+//! Adjoint mode speed (issue 5): the adjoint code's R_a and stack use, and
+//! the tool's time.
+//!
+//! 1. R_a = T(f_b) / T(f), both `cc -O2`, and the bytes one call of `f_b`
+//!    pushes, for every fixture of `tests/fixtures/adjoint/` that the
+//!    adjoint mode differentiates and that does real work (a primal call of
+//!    at least 1 µs), measured by `aioli check`'s driver, and their median
+//!    (goal: median R_a ≤ 2.5; Tapenade's Fig. 17 reports 2.0–16.2).
+//! 2. Tool seconds for `aioli adjoint` on realistic generated C of 1K, 10K
+//!    and 50K lines, every root of the call graph a head (goal: < 5 s on
+//!    50K lines).
+//!
+//! Prints `adjoint_median_ra=X` and `adjoint_50k_seconds=Y` for CI logs.
+//! Run with `cargo bench --bench adjoint` (`AIOLI_BENCH_SIZES=1000`
+//! overrides the sizes, `AIOLI_BENCH_RA=0` skips the R_a part).
+
+use aioli::analysis::{Mode, analyze_for, parse_head};
+use aioli::cgen::realistic_c;
+use aioli::check::adjoint::{AdjointCheckOptions, check_adjoint};
+use aioli::check::domain::Domain;
+use aioli::check::pragma::{Pragma, parse_pragma};
+use aioli::front::{FrontOptions, load};
+use aioli::transform::adjoint::{AdjointOptions, adjoint, load_adjoint_rules};
+use aioli::transform::tangent::{TangentOptions, load_rules, tangent};
+use std::path::Path;
+use std::time::Instant;
+
+/// (R_a, T(f) in seconds, bytes pushed) of one fixture.
+fn ra_of(path: &Path, work: &Path) -> Result<Option<(f64, f64, Option<u64>)>, String> {
+    let first = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let Ok(Pragma::Valid(cfg)) = parse_pragma(first.lines().next().unwrap_or("")) else {
+        return Err("no pragma".into());
+    };
+    let loaded = load(path, &FrontOptions::default()).map_err(|(_, d)| d.message)?;
+    let head = parse_head(&loaded.program, &cfg.head)?;
+    let heads = std::slice::from_ref(&head);
+    let aopts = AdjointOptions::default();
+    let arules = load_adjoint_rules(&aopts).map_err(|e| e.to_string())?;
+    let b = adjoint(&loaded.program, &loaded.sources, heads, &arules, &aopts)
+        .map_err(|d| d.message)?;
+    let topts = TangentOptions::default();
+    let trules = load_rules(&topts).map_err(|e| e.to_string())?;
+    let d = tangent(&loaded.program, &loaded.sources, heads, &trules, &topts)
+        .map_err(|d| d.message)?;
+    let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+    let b_path = work.join(format!("{stem}_b.c"));
+    let d_path = work.join(format!("{stem}_d.c"));
+    std::fs::write(&b_path, b).map_err(|e| e.to_string())?;
+    std::fs::write(&d_path, d).map_err(|e| e.to_string())?;
+    let domain = Domain::parse(&cfg.domain).map_err(|e| e.to_string())?;
+    let options = AdjointCheckOptions {
+        points: 1,
+        time_budget_ms: 300,
+        ..AdjointCheckOptions::default()
+    };
+    let r = check_adjoint(path, &loaded.program, &head, &domain, &d_path, &b_path, &options)
+        .map_err(|e| e.to_string())?;
+    Ok(match (r.r_a, r.time_f) {
+        (Some(ra), Some(tf)) => Some((ra, tf, r.pushed_bytes)),
+        _ => None,
+    })
+}
+
+fn tool_seconds(lines: usize) -> Result<(usize, f64), String> {
+    let text = realistic_c(lines, 42);
+    let actual = text.lines().count();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let path = dir.path().join(format!("bench_{lines}.c"));
+    std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let loaded = load(&path, &FrontOptions::default()).map_err(|(_, d)| d.message)?;
+    let program = &loaded.program;
+    let graph = program.call_graph();
+    let mut called = vec![false; program.procs.len()];
+    for callees in &graph {
+        for c in callees {
+            called[c.index()] = true;
+        }
+    }
+    let mut heads = Vec::new();
+    for (id, p) in program.defined_procs() {
+        if !called[id.index()] {
+            heads.push(parse_head(program, &p.name)?);
+        }
+    }
+    let opts = AdjointOptions::default();
+    let rules = load_adjoint_rules(&opts).map_err(|e| e.to_string())?;
+    let a = analyze_for(program, &heads, Mode::Adjoint);
+    let out = aioli::transform::adjoint::adjoint_program(&a, &rules, &opts)
+        .map_err(|d| d.message)?;
+    let text = aioli::back::print_c(&out, &loaded.sources);
+    std::hint::black_box(text);
+    Ok((actual, start.elapsed().as_secs_f64()))
+}
+
+fn main() {
+    if std::env::var("AIOLI_BENCH_RA")
+        .map(|v| v != "0")
+        .unwrap_or(true)
+    {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        files.retain(|p| p.extension().is_some_and(|e| e == "c"));
+        files.sort();
+        let work = tempfile::tempdir().unwrap();
+        let mut ratios = Vec::new();
+        println!(
+            "{:<24} {:>12} {:>8} {:>14}",
+            "fixture", "T(f) us", "R_a", "bytes pushed"
+        );
+        for f in &files {
+            let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+            let bytes = |b: Option<u64>| b.map(|b| b.to_string()).unwrap_or("-".into());
+            match ra_of(f, work.path()) {
+                Ok(Some((ra, tf, b))) if tf >= 1e-6 => {
+                    println!("{name:<24} {:>12.2} {ra:>8.2} {:>14}", tf * 1e6, bytes(b));
+                    ratios.push(ra);
+                }
+                Ok(Some((ra, tf, b))) => println!(
+                    "{name:<24} {:>12.3} {ra:>8.2} {:>14}  (too small to count)",
+                    tf * 1e6,
+                    bytes(b)
+                ),
+                Ok(None) => println!("{name:<24} {:>12} {:>8}", "-", "-"),
+                Err(e) => println!("{name:<24} not measured: {e}"),
+            }
+        }
+        ratios.sort_by(f64::total_cmp);
+        if !ratios.is_empty() {
+            let median = ratios[ratios.len() / 2];
+            println!(
+                "fixtures doing real work: {}; median R_a = {median:.2}",
+                ratios.len()
+            );
+            println!("adjoint_median_ra={median:.3}");
+        }
+    }
+    let sizes: Vec<usize> = std::env::var("AIOLI_BENCH_SIZES")
+        .ok()
+        .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![1_000, 10_000, 50_000]);
+    println!(
+        "{:>8}  {:>10}  {:>14}",
+        "lines", "adjoint s", "s per 1K lines"
+    );
+    for &size in &sizes {
+        match tool_seconds(size) {
+            Ok((lines, s)) => {
+                println!("{lines:>8}  {s:>10.3}  {:>14.4}", s * 1000.0 / lines as f64);
+                if size == 50_000 {
+                    println!("adjoint_50k_seconds={s:.3}");
+                }
+            }
+            Err(e) => println!("{size:>8}  not measured: {e}"),
+        }
+    }
+}
