@@ -959,8 +959,8 @@ impl<'p, R: Real> Machine<'p, R> {
                 // The runtime's scalar pushes and pops have inline bodies in
                 // aioli.h (fast paths over the C runtime's blocks); the
                 // interpreter keeps its own stack for them.
-                let runtime_stack = proc.name.starts_with("aioli_push_")
-                    || proc.name.starts_with("aioli_pop_");
+                let runtime_stack =
+                    proc.name.starts_with("aioli_push_") || proc.name.starts_with("aioli_pop_");
                 let v = if proc.body.is_some() && !runtime_stack {
                     if args.len() != proc.params.len() {
                         return Err(at(ErrorKind::Arity {

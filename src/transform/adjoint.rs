@@ -1145,6 +1145,45 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         }
     }
 
+    /// Does `s` contain a passive call that overwrites active memory? Its
+    /// backward sweep must zero those adjoints (`adjoint/call-passive`,
+    /// `adjoint/call-dead`), which needs the control around it replayed.
+    fn zeroes_adjoints(&self, s: &Stmt) -> bool {
+        match &s.kind {
+            StmtKind::Call { result, .. } if !self.a.is_active_call(self.proc, s.id) => {
+                if result
+                    .as_ref()
+                    .is_some_and(|r| real_rank(self.program, &r.ty) > 0 && self.is_diff_address(r))
+                {
+                    return true;
+                }
+                self.a
+                    .facts
+                    .get(&self.proc)
+                    .and_then(|f| f.point_of.get(&s.id).map(|&i| &f.points[i]))
+                    .is_some_and(|pt| pt.effect.writes.iter().any(|&z| self.a.is_diff_zone(z)))
+            }
+            StmtKind::If { then, other, .. } => {
+                then.stmts.iter().any(|x| self.zeroes_adjoints(x))
+                    || other
+                        .as_ref()
+                        .is_some_and(|o| o.stmts.iter().any(|x| self.zeroes_adjoints(x)))
+            }
+            StmtKind::Loop { header, body } => {
+                let header_has = match header {
+                    LoopHeader::For { init, step, .. } => init
+                        .iter()
+                        .chain(step.iter())
+                        .any(|x| self.zeroes_adjoints(x)),
+                    _ => false,
+                };
+                header_has || body.stmts.iter().any(|x| self.zeroes_adjoints(x))
+            }
+            StmtKind::Block(b) => b.stmts.iter().any(|x| self.zeroes_adjoints(x)),
+            _ => false,
+        }
+    }
+
     fn is_diff_formal(&self, p: ProcId, i: usize) -> bool {
         let proc = self.program.proc(p);
         let Some(&s) = proc.params.get(i) else {
@@ -1488,8 +1527,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             // procedure assigns has its adjoint in a private local (it is
             // read and zeroed there, and the caller may pass one address
             // for two arguments); its value is added to `*xb` at the end.
-            let privates: Vec<(SymId, SymId)> =
-                self.private_adjoints.iter().map(|(a, b)| (*a, *b)).collect();
+            let privates: Vec<(SymId, SymId)> = self
+                .private_adjoints
+                .iter()
+                .map(|(a, b)| (*a, *b))
+                .collect();
             for (p, local) in privates {
                 let Some(&b) = self.bsyms.get(&p) else {
                     continue;
@@ -2077,7 +2119,20 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 _ => false,
             },
             "isLiveForDiff" => match self.stmt() {
-                Some(s) => self.a.is_live_for_diff(self.proc, s.id),
+                Some(s) => {
+                    let live = self.a.is_live_for_diff(self.proc, s.id);
+                    if !live
+                        && matches!(s.kind, StmtKind::If { .. } | StmtKind::Loop { .. })
+                        && self.zeroes_adjoints(s)
+                    {
+                        // Its backward sweep would have to replay control
+                        // that the forward sweep no longer computes.
+                        return Err(ApplyError::new(
+                            "the adjoint mode does not handle yet a passive call that overwrites active memory inside a branch or loop the derivatives otherwise do not need",
+                        ));
+                    }
+                    live
+                }
                 None => true,
             },
             "isActiveCall" => self
