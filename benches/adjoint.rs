@@ -36,12 +36,12 @@ fn ra_of(path: &Path, work: &Path) -> Result<Option<(f64, f64, Option<u64>)>, St
     let heads = std::slice::from_ref(&head);
     let aopts = AdjointOptions::default();
     let arules = load_adjoint_rules(&aopts).map_err(|e| e.to_string())?;
-    let b = adjoint(&loaded.program, &loaded.sources, heads, &arules, &aopts)
-        .map_err(|d| d.message)?;
+    let b =
+        adjoint(&loaded.program, &loaded.sources, heads, &arules, &aopts).map_err(|d| d.message)?;
     let topts = TangentOptions::default();
     let trules = load_rules(&topts).map_err(|e| e.to_string())?;
-    let d = tangent(&loaded.program, &loaded.sources, heads, &trules, &topts)
-        .map_err(|d| d.message)?;
+    let d =
+        tangent(&loaded.program, &loaded.sources, heads, &trules, &topts).map_err(|d| d.message)?;
     let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
     let b_path = work.join(format!("{stem}_b.c"));
     let d_path = work.join(format!("{stem}_d.c"));
@@ -53,8 +53,16 @@ fn ra_of(path: &Path, work: &Path) -> Result<Option<(f64, f64, Option<u64>)>, St
         time_budget_ms: 300,
         ..AdjointCheckOptions::default()
     };
-    let r = check_adjoint(path, &loaded.program, &head, &domain, &d_path, &b_path, &options)
-        .map_err(|e| e.to_string())?;
+    let r = check_adjoint(
+        path,
+        &loaded.program,
+        &head,
+        &domain,
+        &d_path,
+        &b_path,
+        &options,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(match (r.r_a, r.time_f) {
         (Some(ra), Some(tf)) => Some((ra, tf, r.pushed_bytes)),
         _ => None,
@@ -86,8 +94,8 @@ fn tool_seconds(lines: usize) -> Result<(usize, f64), String> {
     let opts = AdjointOptions::default();
     let rules = load_adjoint_rules(&opts).map_err(|e| e.to_string())?;
     let a = analyze_for(program, &heads, Mode::Adjoint);
-    let out = aioli::transform::adjoint::adjoint_program(&a, &rules, &opts)
-        .map_err(|d| d.message)?;
+    let out =
+        aioli::transform::adjoint::adjoint_program(&a, &rules, &opts).map_err(|d| d.message)?;
     let text = aioli::back::print_c(&out, &loaded.sources);
     std::hint::black_box(text);
     Ok((actual, start.elapsed().as_secs_f64()))
