@@ -270,7 +270,7 @@ fn tangent(
     vector: bool,
     rule_opts: &RuleOptions,
 ) -> ExitCode {
-    use aioli::transform::tangent::{TangentOptions, load_rules, tangent};
+    use aioli::transform::tangent::{TangentOptions, load_rules, tangent_program};
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
@@ -282,15 +282,10 @@ fn tangent(
         implicit_zero: !rule_opts.no_implicit_zero,
         user_rules: Vec::new(),
     };
-    for r in &rule_opts.rules {
-        match std::fs::read_to_string(r) {
-            Ok(text) => opts.user_rules.push((r.display().to_string(), text)),
-            Err(e) => {
-                eprintln!("{}: error: cannot read rule file: {e}", r.display());
-                return ExitCode::from(1);
-            }
-        }
-    }
+    let Some(user_rules) = read_user_rules(rule_opts) else {
+        return ExitCode::from(1);
+    };
+    opts.user_rules = user_rules;
     let rules = match load_rules(&opts) {
         Ok(r) => r,
         Err(e) => {
@@ -300,9 +295,9 @@ fn tangent(
     };
     // The analyses' warnings (possible aliasing, uninitialised reads, heads
     // without dependence) concern the derivatives too.
-    let warnings =
-        analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Tangent).warnings;
-    for w in &warnings {
+    // One run of the analyses serves both their warnings and the rules.
+    let a = analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Tangent);
+    for w in &a.warnings {
         eprint!("{}", diag::render(&loaded.sources, w));
     }
     // `--vector`: the scalar tangent, vectorized (`tangent/vector-loop`),
@@ -316,7 +311,7 @@ fn tangent(
             &opts,
         )
     } else {
-        tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts)
+        tangent_program(&a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources))
     };
     let text = match generated {
         Ok(t) => t,
@@ -325,21 +320,7 @@ fn tangent(
             return ExitCode::from(1);
         }
     };
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let dir = out
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let suffix = if vector { "_dv" } else { "_d" };
-    let path = dir.join(format!("{stem}{suffix}.c"));
-    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| write_atomically(&path, &text)) {
-        eprintln!("{}: error: cannot write: {e}", path.display());
-        return ExitCode::from(1);
-    }
-    eprintln!("aioli: wrote {}", path.display());
-    ExitCode::SUCCESS
+    write_output(file, out, if vector { "_dv" } else { "_d" }, &text)
 }
 
 /// `aioli adjoint`: writes FILE_b.c.
@@ -351,7 +332,7 @@ fn adjoint_command(
     split: bool,
     rule_opts: &RuleOptions,
 ) -> ExitCode {
-    use aioli::transform::adjoint::{AdjointOptions, adjoint, load_adjoint_rules};
+    use aioli::transform::adjoint::{AdjointOptions, adjoint_program, load_adjoint_rules};
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
@@ -363,15 +344,10 @@ fn adjoint_command(
         split,
         user_rules: Vec::new(),
     };
-    for r in &rule_opts.rules {
-        match std::fs::read_to_string(r) {
-            Ok(text) => opts.user_rules.push((r.display().to_string(), text)),
-            Err(e) => {
-                eprintln!("{}: error: cannot read rule file: {e}", r.display());
-                return ExitCode::from(1);
-            }
-        }
-    }
+    let Some(user_rules) = read_user_rules(rule_opts) else {
+        return ExitCode::from(1);
+    };
+    opts.user_rules = user_rules;
     let rules = match load_adjoint_rules(&opts) {
         Ok(r) => r,
         Err(e) => {
@@ -379,18 +355,41 @@ fn adjoint_command(
             return ExitCode::from(1);
         }
     };
-    let warnings =
-        analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Adjoint).warnings;
-    for w in &warnings {
+    let a = analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Adjoint);
+    for w in &a.warnings {
         eprint!("{}", diag::render(&loaded.sources, w));
     }
-    let text = match adjoint(&loaded.program, &loaded.sources, &parsed, &rules, &opts) {
+    let generated =
+        adjoint_program(&a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources));
+    let text = match generated {
         Ok(t) => t,
         Err(d) => {
             eprint!("{}", diag::render(&loaded.sources, &d));
             return ExitCode::from(1);
         }
     };
+    write_output(file, out, "_b", &text)
+}
+
+/// The `--rules` files, read: (name, text). `None` after reporting a file
+/// that cannot be read.
+fn read_user_rules(rule_opts: &RuleOptions) -> Option<Vec<(String, String)>> {
+    let mut files = Vec::new();
+    for r in &rule_opts.rules {
+        match std::fs::read_to_string(r) {
+            Ok(text) => files.push((r.display().to_string(), text)),
+            Err(e) => {
+                eprintln!("{}: error: cannot read rule file: {e}", r.display());
+                return None;
+            }
+        }
+    }
+    Some(files)
+}
+
+/// Writes `FILE{suffix}.c` into `out` (default: the current directory),
+/// atomically, and says where it went.
+fn write_output(file: &Path, out: Option<&Path>, suffix: &str, text: &str) -> ExitCode {
     let stem = file
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -398,8 +397,8 @@ fn adjoint_command(
     let dir = out
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    let path = dir.join(format!("{stem}_b.c"));
-    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| write_atomically(&path, &text)) {
+    let path = dir.join(format!("{stem}{suffix}.c"));
+    if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| write_atomically(&path, text)) {
         eprintln!("{}: error: cannot write: {e}", path.display());
         return ExitCode::from(1);
     }
@@ -632,17 +631,4 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let tmp = path.with_extension("c.tmp");
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
-}
-
-/// A subcommand of the contract whose machinery is not built yet: the input
-/// is still read, so a bad input gets its located error, and then the tool
-/// says plainly that it cannot do the job (exit status 1).
-#[allow(dead_code)]
-fn not_yet(what: &str, file: &Path, pp: &Preprocessing) -> ExitCode {
-    if load(file, &pp.options()).is_some() {
-        eprintln!(
-            "aioli: error: '{what}' is not implemented yet; only the front end ('aioli parse') is"
-        );
-    }
-    ExitCode::from(1)
 }

@@ -14,6 +14,7 @@
 //!   and a location (`adjoint/refuse`).
 
 use super::names::{DiffSets, Namer, is_pointer};
+use super::tangent::{binop_name, binop_of, is_one, is_zero, leaf_type, real_of_rank, real_rank};
 use crate::analysis::blocks::Set;
 use crate::analysis::head::Head;
 use crate::analysis::locs::{ObjKind, Zone};
@@ -43,14 +44,6 @@ pub struct AdjointOptions {
 
 /// The bundled adjoint rule files, embedded so the tool works from anywhere.
 pub fn bundled_adjoint_rules() -> Vec<(String, String)> {
-    macro_rules! rule_file {
-        ($p:literal) => {
-            (
-                $p.to_string(),
-                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $p)).to_string(),
-            )
-        };
-    }
     vec![
         rule_file!("rules/adjoint/procedure.rules"),
         rule_file!("rules/adjoint/control.rules"),
@@ -447,26 +440,11 @@ fn visit(e: &Expr, f: &mut dyn FnMut(&Expr)) {
 // ---------------------------------------------------------------------------
 
 fn collect_decls(stmts: &[Stmt], out: &mut Vec<SymId>) {
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Decl { vars, .. } => out.extend(vars.iter().map(|d| d.sym)),
-            StmtKind::If { then, other, .. } => {
-                collect_decls(&then.stmts, out);
-                if let Some(o) = other {
-                    collect_decls(&o.stmts, out);
-                }
-            }
-            StmtKind::Loop { header, body } => {
-                if let LoopHeader::For { init, step, .. } = header {
-                    collect_decls(init, out);
-                    collect_decls(step, out);
-                }
-                collect_decls(&body.stmts, out);
-            }
-            StmtKind::Block(b) => collect_decls(&b.stmts, out),
-            _ => {}
+    crate::il::visit_stmts(stmts, &mut |s| {
+        if let StmtKind::Decl { vars, .. } = &s.kind {
+            out.extend(vars.iter().map(|d| d.sym));
         }
-    }
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -537,52 +515,6 @@ struct AdjointHost<'x, 'a> {
     /// By-value real parameters the procedure assigns → their private
     /// adjoint locals (`adjoint/by-value`).
     private_adjoints: std::collections::BTreeMap<SymId, SymId>,
-}
-
-fn binop_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "add",
-        BinOp::Sub => "sub",
-        BinOp::Mul => "mul",
-        BinOp::Div => "div",
-        BinOp::Rem => "rem",
-        BinOp::Lt => "lt",
-        BinOp::Le => "le",
-        BinOp::Gt => "gt",
-        BinOp::Ge => "ge",
-        BinOp::Eq => "eq",
-        BinOp::Ne => "ne",
-        BinOp::And => "and",
-        BinOp::Or => "or",
-        _ => "bitop",
-    }
-}
-
-fn real_rank(program: &Program, t: &QualType) -> u8 {
-    match program.resolve(&t.ty) {
-        Type::Real(RealKind::Float) => 1,
-        Type::Real(RealKind::Double) => 2,
-        Type::Real(RealKind::LongDouble) => 3,
-        _ => 0,
-    }
-}
-
-fn real_of_rank(r: u8) -> QualType {
-    QualType::new(Type::Real(match r {
-        1 => RealKind::Float,
-        3 => RealKind::LongDouble,
-        _ => RealKind::Double,
-    }))
-}
-
-fn is_zero(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::RealConst { value, .. } if value == 0.0)
-        || matches!(e.kind, ExprKind::IntConst { value: 0, .. })
-}
-
-fn is_one(e: &Expr) -> bool {
-    matches!(e.kind, ExprKind::RealConst { value, .. } if value == 1.0)
-        || matches!(e.kind, ExprKind::IntConst { value: 1, .. })
 }
 
 impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
@@ -1149,39 +1081,30 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// backward sweep must zero those adjoints (`adjoint/call-passive`,
     /// `adjoint/call-dead`), which needs the control around it replayed.
     fn zeroes_adjoints(&self, s: &Stmt) -> bool {
-        match &s.kind {
-            StmtKind::Call { result, .. } if !self.a.is_active_call(self.proc, s.id) => {
-                if result
-                    .as_ref()
-                    .is_some_and(|r| real_rank(self.program, &r.ty) > 0 && self.is_diff_address(r))
-                {
-                    return true;
-                }
-                self.a
-                    .facts
-                    .get(&self.proc)
-                    .and_then(|f| f.point_of.get(&s.id).map(|&i| &f.points[i]))
-                    .is_some_and(|pt| pt.effect.writes.iter().any(|&z| self.a.is_diff_zone(z)))
-            }
-            StmtKind::If { then, other, .. } => {
-                then.stmts.iter().any(|x| self.zeroes_adjoints(x))
-                    || other
-                        .as_ref()
-                        .is_some_and(|o| o.stmts.iter().any(|x| self.zeroes_adjoints(x)))
-            }
-            StmtKind::Loop { header, body } => {
-                let header_has = match header {
-                    LoopHeader::For { init, step, .. } => init
-                        .iter()
-                        .chain(step.iter())
-                        .any(|x| self.zeroes_adjoints(x)),
-                    _ => false,
-                };
-                header_has || body.stmts.iter().any(|x| self.zeroes_adjoints(x))
-            }
-            StmtKind::Block(b) => b.stmts.iter().any(|x| self.zeroes_adjoints(x)),
-            _ => false,
+        let mut found = false;
+        crate::il::visit_stmt(s, &mut |x| {
+            found = found || self.passive_call_zeroes(x);
+        });
+        found
+    }
+
+    /// A passive call whose result or written memory is active.
+    fn passive_call_zeroes(&self, s: &Stmt) -> bool {
+        let StmtKind::Call { result, .. } = &s.kind else {
+            return false;
+        };
+        if self.a.is_active_call(self.proc, s.id) {
+            return false;
         }
+        result
+            .as_ref()
+            .is_some_and(|r| real_rank(self.program, &r.ty) > 0 && self.is_diff_address(r))
+            || self
+                .a
+                .facts
+                .get(&self.proc)
+                .and_then(|f| f.point_of.get(&s.id).map(|&i| &f.points[i]))
+                .is_some_and(|pt| pt.effect.writes.iter().any(|&z| self.a.is_diff_zone(z)))
     }
 
     fn is_diff_formal(&self, p: ProcId, i: usize) -> bool {
@@ -1438,20 +1361,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     self.span(),
                 )
             }
-            "add" | "sub" | "mul" | "div" | "lt" | "le" | "gt" | "ge" | "eq" | "ne" => {
+            _ if binop_of(head).is_some() => {
                 arity(2)?;
-                let op = match head {
-                    "add" => BinOp::Add,
-                    "sub" => BinOp::Sub,
-                    "mul" => BinOp::Mul,
-                    "div" => BinOp::Div,
-                    "lt" => BinOp::Lt,
-                    "le" => BinOp::Le,
-                    "gt" => BinOp::Gt,
-                    "ge" => BinOp::Ge,
-                    "eq" => BinOp::Eq,
-                    _ => BinOp::Ne,
-                };
+                let op = binop_of(head).expect("guarded");
                 let r = args.pop().unwrap_or_else(|| self.int(0));
                 let l = args.pop().unwrap_or_else(|| self.int(0));
                 self.binary(op, l, r)
@@ -1823,7 +1735,7 @@ fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
 
 /// Variables whose values statements read (a variable only assigned is not).
 fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
-    for s in stmts {
+    crate::il::visit_stmts(stmts, &mut |s| {
         let skip: Option<&Expr> = match &s.kind {
             StmtKind::Assign { lhs, .. } => Some(lhs),
             StmtKind::Call {
@@ -1841,24 +1753,7 @@ fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
                 }
             });
         }
-        match &s.kind {
-            StmtKind::If { then, other, .. } => {
-                reads(&then.stmts, out);
-                if let Some(o) = other {
-                    reads(&o.stmts, out);
-                }
-            }
-            StmtKind::Loop { header, body } => {
-                if let LoopHeader::For { init, step, .. } = header {
-                    reads(init, out);
-                    reads(step, out);
-                }
-                reads(&body.stmts, out);
-            }
-            StmtKind::Block(b) => reads(&b.stmts, out),
-            _ => {}
-        }
-    }
+    });
 }
 
 /// Drops assignments to the variables of `dead`, and the results of calls
@@ -1898,42 +1793,27 @@ fn prune_writes(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
 
 /// Variables assigned as a whole somewhere in `stmts`.
 fn assigned_vars(stmts: &[Stmt], out: &mut HashSet<SymId>) {
-    for s in stmts {
-        match &s.kind {
-            StmtKind::Assign { lhs, .. } => {
-                if let ExprKind::Var(v) = lhs.kind {
-                    out.insert(v);
-                }
-            }
+    crate::il::visit_stmts(stmts, &mut |s| {
+        let target = match &s.kind {
+            StmtKind::Assign { lhs, .. } => Some(lhs),
             StmtKind::Call {
                 result: Some(r), ..
-            } => {
-                if let ExprKind::Var(v) = r.kind {
-                    out.insert(v);
-                }
-            }
-            StmtKind::If { then, other, .. } => {
-                assigned_vars(&then.stmts, out);
-                if let Some(o) = other {
-                    assigned_vars(&o.stmts, out);
-                }
-            }
-            StmtKind::Loop { header, body } => {
-                if let LoopHeader::For { init, step, .. } = header {
-                    assigned_vars(init, out);
-                    assigned_vars(step, out);
-                }
-                assigned_vars(&body.stmts, out);
-            }
-            StmtKind::Block(b) => assigned_vars(&b.stmts, out),
-            _ => {}
+            } => Some(r),
+            _ => None,
+        };
+        if let Some(Expr {
+            kind: ExprKind::Var(v),
+            ..
+        }) = target
+        {
+            out.insert(*v);
         }
-    }
+    });
 }
 
 /// Variables a generated body mentions.
 fn collect_used(stmts: &[Stmt], used: &mut HashSet<SymId>) {
-    for s in stmts {
+    crate::il::visit_stmts(stmts, &mut |s| {
         for e in super::names::stmt_exprs(s) {
             visit(e, &mut |x| {
                 if let ExprKind::Var(v) = x.kind {
@@ -1941,24 +1821,7 @@ fn collect_used(stmts: &[Stmt], used: &mut HashSet<SymId>) {
                 }
             });
         }
-        match &s.kind {
-            StmtKind::If { then, other, .. } => {
-                collect_used(&then.stmts, used);
-                if let Some(o) = other {
-                    collect_used(&o.stmts, used);
-                }
-            }
-            StmtKind::Loop { header, body } => {
-                if let LoopHeader::For { init, step, .. } = header {
-                    collect_used(init, used);
-                    collect_used(step, used);
-                }
-                collect_used(&body.stmts, used);
-            }
-            StmtKind::Block(b) => collect_used(&b.stmts, used),
-            _ => {}
-        }
-    }
+    });
 }
 
 /// A hoisted variable is assigned where it was initialised: its own
@@ -1984,13 +1847,6 @@ fn pointee_real(program: &Program, ty: &QualType) -> bool {
             real_rank(program, t) > 0 || pointee_real(program, t)
         }
         _ => false,
-    }
-}
-
-fn leaf_type(ty: &QualType) -> QualType {
-    match &ty.ty {
-        Type::Pointer(t) | Type::Array { elem: t, .. } => leaf_type(t),
-        _ => ty.clone(),
     }
 }
 

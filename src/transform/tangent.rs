@@ -50,14 +50,6 @@ impl Default for TangentOptions {
 
 /// The bundled rule files, embedded so the tool works from anywhere.
 pub fn bundled_rules() -> Vec<(String, String)> {
-    macro_rules! rule_file {
-        ($p:literal) => {
-            (
-                $p.to_string(),
-                include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $p)).to_string(),
-            )
-        };
-    }
     vec![
         rule_file!("rules/tangent/procedure.rules"),
         rule_file!("rules/tangent/control.rules"),
@@ -489,7 +481,7 @@ struct TangentHost<'x, 'a> {
     live_memo: HashMap<StmtId, bool>,
 }
 
-fn binop_name(op: BinOp) -> &'static str {
+pub(super) fn binop_name(op: BinOp) -> &'static str {
     use BinOp::*;
     match op {
         Add => "add",
@@ -513,7 +505,7 @@ fn binop_name(op: BinOp) -> &'static str {
     }
 }
 
-fn binop_of(name: &str) -> Option<BinOp> {
+pub(super) fn binop_of(name: &str) -> Option<BinOp> {
     use BinOp::*;
     Some(match name {
         "add" => Add,
@@ -530,7 +522,7 @@ fn binop_of(name: &str) -> Option<BinOp> {
     })
 }
 
-fn real_rank(program: &Program, t: &QualType) -> u8 {
+pub(super) fn real_rank(program: &Program, t: &QualType) -> u8 {
     match program.resolve(&t.ty) {
         Type::Real(RealKind::Float) => 1,
         Type::Real(RealKind::Double) => 2,
@@ -539,7 +531,7 @@ fn real_rank(program: &Program, t: &QualType) -> u8 {
     }
 }
 
-fn real_of_rank(r: u8) -> QualType {
+pub(super) fn real_of_rank(r: u8) -> QualType {
     QualType::new(Type::Real(match r {
         1 => RealKind::Float,
         3 => RealKind::LongDouble,
@@ -1501,7 +1493,7 @@ fn collect_syms(e: &Expr, out: &mut HashSet<SymId>) {
     }
 }
 
-fn is_zero(e: &Expr) -> bool {
+pub(super) fn is_zero(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::RealConst { value, .. } => *value == 0.0,
         ExprKind::IntConst { value, .. } => *value == 0,
@@ -1509,7 +1501,7 @@ fn is_zero(e: &Expr) -> bool {
     }
 }
 
-fn is_one(e: &Expr) -> bool {
+pub(super) fn is_one(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::RealConst { value, .. } => *value == 1.0,
         ExprKind::IntConst { value, .. } => *value == 1,
@@ -2429,7 +2421,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
 
 /// The base type of a declaration: the type without its pointer and array
 /// declarators.
-fn leaf_type(ty: &QualType) -> QualType {
+pub(super) fn leaf_type(ty: &QualType) -> QualType {
     match &ty.ty {
         Type::Pointer(t) | Type::Array { elem: t, .. } => leaf_type(t),
         _ => ty.clone(),
