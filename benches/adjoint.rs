@@ -93,7 +93,8 @@ fn tool_seconds(lines: usize) -> Result<(usize, f64), String> {
     }
     let opts = AdjointOptions::default();
     let rules = load_adjoint_rules(&opts).map_err(|e| e.to_string())?;
-    let a = analyze_for(program, &heads, Mode::Adjoint);
+    let structured = aioli::transform::structure::structure_jumps(program);
+    let a = analyze_for(&structured, &heads, Mode::Adjoint);
     let out =
         aioli::transform::adjoint::adjoint_program(&a, &rules, &opts).map_err(|d| d.message)?;
     let text = aioli::back::print_c(&out, &loaded.sources);

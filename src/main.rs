@@ -355,7 +355,8 @@ fn adjoint_command(
             return ExitCode::from(1);
         }
     };
-    let a = analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Adjoint);
+    let structured = aioli::transform::structure::structure_jumps(&loaded.program);
+    let a = analysis::analyze_for(&structured, &parsed, analysis::Mode::Adjoint);
     for w in &a.warnings {
         eprint!("{}", diag::render(&loaded.sources, w));
     }

@@ -70,7 +70,8 @@ fn run(path: &Path) -> Outcome {
     };
     let opts = AdjointOptions::default();
     let rules = load_adjoint_rules(&opts).expect("the bundled adjoint rules load");
-    let a = analyze_for(program, std::slice::from_ref(&head), Mode::Adjoint);
+    let structured = aioli::transform::structure::structure_jumps(program);
+    let a = analyze_for(&structured, std::slice::from_ref(&head), Mode::Adjoint);
     let out = match adjoint_program(&a, &rules, &opts) {
         Ok(p) => p,
         Err(d) => {

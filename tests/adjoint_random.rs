@@ -120,7 +120,8 @@ fn check(seed: u64, n: usize, point: u64) -> Outcome {
         Ok(r) => r,
         Err(e) => return Outcome::Failed(format!("rules: {e:?}")),
     };
-    let a = analyze_for(program, std::slice::from_ref(&head), Mode::Adjoint);
+    let structured = aioli::transform::structure::structure_jumps(program);
+    let a = analyze_for(&structured, std::slice::from_ref(&head), Mode::Adjoint);
     if a.warnings
         .iter()
         .any(|w| w.message.contains("analysed as if they did not overlap"))

@@ -69,7 +69,8 @@ pub fn adjoint(
     rules: &RuleSet,
     opts: &AdjointOptions,
 ) -> Result<String, Diagnostic> {
-    let a = analyze_for(program, heads, Mode::Adjoint);
+    let program = super::structure::structure_jumps(program);
+    let a = analyze_for(&program, heads, Mode::Adjoint);
     let out = adjoint_program(&a, rules, opts)?;
     Ok(crate::back::print_c(&out, sources))
 }
@@ -330,12 +331,19 @@ fn refuse_unsupported(
         for (i, s) in stmts.iter().enumerate() {
             let last = top && i + 1 == stmts.len();
             match &s.kind {
-                StmtKind::Switch { .. } => return err(s.span, "switch statements"),
-                StmtKind::Break | StmtKind::Continue => {
-                    return err(s.span, "break and continue");
+                // `structure_jumps` removed every other jump before the
+                // analyses ran (`adjoint/structure`).
+                StmtKind::Switch { .. } | StmtKind::Break | StmtKind::Continue => {
+                    return Err(Diagnostic::error(
+                        s.span,
+                        "internal error: a jump reached the adjoint rules",
+                    ));
                 }
                 StmtKind::Return(_) if !last => {
-                    return err(s.span, "a return before the end of the procedure");
+                    return Err(Diagnostic::error(
+                        s.span,
+                        "internal error: an early return reached the adjoint rules",
+                    ));
                 }
                 StmtKind::Assign { lhs, .. } if has_struct(program, &lhs.ty) => {
                     return err(s.span, "assignments of whole structs");

@@ -14,6 +14,7 @@ macro_rules! rule_file {
 
 pub mod adjoint;
 pub mod names;
+pub mod structure;
 pub mod tangent;
 pub mod varied;
 pub mod vector;

@@ -1,0 +1,858 @@
+//! Structured control for the adjoint mode (`adjoint/structure`).
+//!
+//! The adjoint rules reverse a tree of `if`s and loops: a branch marker per
+//! two-way merge, an iteration count per loop. `switch`, `break`,
+//! `continue` and a `return` before the end of a procedure make control
+//! leave a construct in the middle, which those rules cannot replay. This
+//! pass rewrites such procedures, before the analyses run, into the same
+//! program without jumps:
+//!
+//! - a jump sets an integer flag (`aioli_break`, `aioli_continue`,
+//!   `aioli_return`) and the statements after it run under `if (!flag)`
+//!   (`adjoint/structure-jump`);
+//! - when one branch of an `if` always jumps, the statements after the `if`
+//!   move into the other branch instead, which needs no flag: the usual
+//!   `if (c) return x; ...` and `if (c) continue; ...` become plain
+//!   `if`/`else` (`adjoint/structure-absorb`);
+//! - a loop whose body may leave it tests the flags in its condition; a
+//!   `for` loop left by `break` or `return` becomes a `while` whose step
+//!   runs only when the body did not leave (`adjoint/structure-loop`);
+//! - a `return` stores its value in `aioli_result`, returned at the end
+//!   (`adjoint/structure-return`);
+//! - a `switch` becomes the index of the case group it enters and one
+//!   `if (index <= k)` per group, so fall-through needs nothing special
+//!   and a group ending in `break` becomes an `else if` chain
+//!   (`adjoint/structure-switch`).
+//!
+//! Flags are passive integers, so the analyses and the rules see ordinary
+//! `if`s and loops; a flag no test reads is removed at the end. Procedures
+//! without jumps are left untouched (same statement ids).
+
+use crate::front::source::Span;
+use crate::il::{
+    AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, LoopHeader, ProcId,
+    Program, QualType, ScopeId, Stmt, StmtId, StmtKind, Storage, SwitchCase, SymId, SymKind,
+    Symbol, Type, UnOp, visit_stmts,
+};
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+/// The program with every procedure that jumps rewritten without jumps;
+/// borrowed unchanged when no procedure jumps.
+pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
+    let todo: Vec<ProcId> = program
+        .defined_procs()
+        .filter(|(_, p)| p.body.as_ref().is_some_and(|b| needs_structuring(&b.stmts)))
+        .map(|(id, _)| id)
+        .collect();
+    if todo.is_empty() {
+        return Cow::Borrowed(program);
+    }
+    let mut out = program.clone();
+    for p in todo {
+        restructure_proc(&mut out, p);
+    }
+    Cow::Owned(out)
+}
+
+/// Does a body contain a switch, a break, a continue, or a return that is
+/// not its last statement?
+fn needs_structuring(body: &[Stmt]) -> bool {
+    let last = body.last().map(|s| s.id);
+    let mut found = false;
+    visit_stmts(body, &mut |s| match &s.kind {
+        StmtKind::Switch { .. } | StmtKind::Break | StmtKind::Continue => found = true,
+        StmtKind::Return(_) if Some(s.id) != last => found = true,
+        _ => {}
+    });
+    found
+}
+
+fn restructure_proc(program: &mut Program, p: ProcId) {
+    let proc = program.proc(p);
+    let body = proc.body.clone().expect("a defined procedure");
+    let span = proc.span;
+    let ret_ty = proc.ret.clone();
+    let mut s = Structurer {
+        program,
+        scope: body.scope,
+        span,
+        new_syms: Vec::new(),
+        ret: None,
+    };
+    let returns_early = {
+        let last = body.stmts.last().map(|s| s.id);
+        let mut early = false;
+        visit_stmts(&body.stmts, &mut |st| {
+            if matches!(st.kind, StmtKind::Return(_)) && Some(st.id) != last {
+                early = true;
+            }
+        });
+        early
+    };
+    if returns_early {
+        let flag = s.new_flag("aioli_return");
+        let value = (!matches!(ret_ty.ty, Type::Void)).then(|| {
+            let mut ty = ret_ty.clone();
+            ty.is_const = false;
+            s.new_sym("aioli_result", ty)
+        });
+        s.ret = Some(ReturnTarget { flag, value });
+    }
+    let ctx = Targets::default();
+    let lowered = s.seq(body.stmts, &ctx);
+    let mut stmts = Vec::new();
+    if let Some(r) = &s.ret {
+        stmts.push(s.set(r.flag, 0, span));
+    }
+    stmts.extend(lowered.stmts);
+    if let Some(ReturnTarget { value: Some(v), .. }) = s.ret {
+        let e = s.var(v, span);
+        stmts.push(s.stmt(StmtKind::Return(Some(e)), span));
+    }
+    // Flags no test reads: drop their assignments and their symbols'
+    // declarations (`adjoint/structure-jump`).
+    let mut read = HashSet::new();
+    flags_read(&stmts, &mut read);
+    let flags: Vec<SymId> = s.new_syms.clone();
+    let dead: HashSet<SymId> = flags
+        .iter()
+        .copied()
+        .filter(|f| s.program.sym(*f).name.starts_with("aioli_") && !read.contains(f))
+        .filter(|f| s.ret.as_ref().and_then(|r| r.value) != Some(*f))
+        .collect();
+    drop_flag_sets(&mut stmts, &dead);
+    let mut decls: Vec<Stmt> = flags
+        .iter()
+        .filter(|f| !dead.contains(f))
+        .map(|&f| {
+            let base = s.program.sym(f).ty.clone();
+            // The result is set on every path that reaches the final
+            // `return`, but only the flags say so: start it at zero so no
+            // analysis sees it read uninitialised.
+            let init = match s.program.resolve(&base.ty) {
+                _ if s.ret.as_ref().and_then(|r| r.value) != Some(f) => None,
+                Type::Real(_) => Some(Init::Expr(Expr::new(
+                    ExprKind::RealConst {
+                        value: 0.0,
+                        text: "0.0".into(),
+                    },
+                    base.clone(),
+                    span,
+                ))),
+                Type::Int { .. } => Some(Init::Expr(Structurer::int(0, span))),
+                _ => None,
+            };
+            s.stmt(
+                StmtKind::Decl {
+                    base,
+                    storage: Storage::Auto,
+                    vars: vec![Declarator { sym: f, init }],
+                },
+                span,
+            )
+        })
+        .collect();
+    decls.extend(stmts);
+    let mut stmts = decls;
+    let mut next = 0;
+    super::tangent::renumber(&mut stmts, &mut next);
+    let proc = &mut program.procs[p.index()];
+    let body = proc.body.as_mut().expect("a defined procedure");
+    body.stmts = stmts;
+    proc.stmt_count = next;
+}
+
+struct ReturnTarget {
+    flag: SymId,
+    /// `aioli_result`, for a procedure that returns a value.
+    value: Option<SymId>,
+}
+
+/// The flags the jumps in the current position set.
+#[derive(Clone, Default)]
+struct Targets {
+    /// The innermost enclosing loop or switch's break flag.
+    brk: Option<SymId>,
+    /// The innermost enclosing loop's continue flag.
+    cont: Option<SymId>,
+}
+
+/// A rewritten statement list.
+struct Lowered {
+    stmts: Vec<Stmt>,
+    /// Flags it may set (that a later statement must test).
+    may: Vec<SymId>,
+    /// Every path through it ends with a jump.
+    must: bool,
+}
+
+struct Structurer<'p> {
+    program: &'p mut Program,
+    scope: ScopeId,
+    span: Span,
+    new_syms: Vec<SymId>,
+    ret: Option<ReturnTarget>,
+}
+
+impl Structurer<'_> {
+    fn new_sym(&mut self, base: &str, ty: QualType) -> SymId {
+        let taken: HashSet<&str> = self
+            .program
+            .symbols
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        let mut name = base.to_string();
+        let mut n = 0;
+        while taken.contains(name.as_str()) {
+            name = format!("{base}{n}");
+            n += 1;
+        }
+        let id = SymId(self.program.symbols.len() as u32);
+        self.program.symbols.push(Symbol {
+            name: name.clone(),
+            ty,
+            kind: SymKind::Local,
+            storage: Storage::Auto,
+            scope: self.scope,
+            span: self.span,
+        });
+        self.program.scopes[self.scope.index()]
+            .vars
+            .insert(name, id);
+        self.new_syms.push(id);
+        id
+    }
+
+    fn new_flag(&mut self, base: &str) -> SymId {
+        self.new_sym(base, QualType::int())
+    }
+
+    fn var(&self, s: SymId, span: Span) -> Expr {
+        Expr::new(ExprKind::Var(s), self.program.sym(s).ty.clone(), span)
+    }
+
+    fn int(v: i64, span: Span) -> Expr {
+        Expr::new(
+            ExprKind::IntConst {
+                value: v,
+                text: v.to_string(),
+            },
+            QualType::int(),
+            span,
+        )
+    }
+
+    fn binary(op: BinOp, l: Expr, r: Expr, span: Span) -> Expr {
+        Expr::new(
+            ExprKind::Binary {
+                op,
+                lhs: Box::new(l),
+                rhs: Box::new(r),
+            },
+            QualType::int(),
+            span,
+        )
+    }
+
+    fn stmt(&self, kind: StmtKind, span: Span) -> Stmt {
+        Stmt {
+            id: StmtId(0),
+            kind,
+            span,
+            comments: Comments::default(),
+        }
+    }
+
+    fn assign(&self, lhs: Expr, rhs: Expr, span: Span) -> Stmt {
+        self.stmt(
+            StmtKind::Assign {
+                lhs,
+                rhs,
+                sugar: AssignSugar::Plain,
+            },
+            span,
+        )
+    }
+
+    fn set(&self, flag: SymId, v: i64, span: Span) -> Stmt {
+        self.assign(self.var(flag, span), Self::int(v, span), span)
+    }
+
+    fn block(&self, stmts: Vec<Stmt>, span: Span) -> Block {
+        Block {
+            stmts,
+            scope: self.scope,
+            closing_comments: Vec::new(),
+            span,
+        }
+    }
+
+    /// `!f1 && !f2 && ...`
+    fn none_set(&self, flags: &[SymId], span: Span) -> Option<Expr> {
+        flags
+            .iter()
+            .map(|&f| {
+                Expr::new(
+                    ExprKind::Unary {
+                        op: UnOp::Not,
+                        arg: Box::new(self.var(f, span)),
+                    },
+                    QualType::int(),
+                    span,
+                )
+            })
+            .reduce(|a, b| Self::binary(BinOp::And, a, b, span))
+    }
+
+    /// `if (!flags) { stmts }`.
+    fn guarded(&self, flags: &[SymId], stmts: Vec<Stmt>, span: Span) -> Vec<Stmt> {
+        match self.none_set(flags, span) {
+            Some(cond) if !stmts.is_empty() => vec![self.stmt(
+                StmtKind::If {
+                    cond,
+                    then: self.block(stmts, span),
+                    other: None,
+                },
+                span,
+            )],
+            _ => stmts,
+        }
+    }
+
+    /// A statement list: `adjoint/structure-jump` and
+    /// `adjoint/structure-absorb`.
+    fn seq(&mut self, stmts: Vec<Stmt>, ctx: &Targets) -> Lowered {
+        let mut out = Vec::new();
+        let mut may: Vec<SymId> = Vec::new();
+        let mut rest = stmts.into_iter();
+        while let Some(s) = rest.next() {
+            let s = match s.kind {
+                StmtKind::If { cond, then, other } => {
+                    let then_jumps = always_jumps(&then.stmts);
+                    let else_jumps = other.as_ref().is_some_and(|o| always_jumps(&o.stmts));
+                    let remaining: Vec<Stmt> = if then_jumps != else_jumps {
+                        rest.by_ref().collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let (then, other) = if then_jumps && !else_jumps {
+                        let mut o = other.unwrap_or_else(|| self.block(Vec::new(), s.span));
+                        o.stmts.extend(remaining);
+                        (then, (!o.stmts.is_empty()).then_some(o))
+                    } else if else_jumps && !then_jumps {
+                        let mut t = then;
+                        t.stmts.extend(remaining);
+                        (t, other)
+                    } else {
+                        (then, other)
+                    };
+                    Stmt {
+                        kind: StmtKind::If { cond, then, other },
+                        ..s
+                    }
+                }
+                kind => Stmt { kind, ..s },
+            };
+            let l = self.stmt_of(s, ctx);
+            out.extend(l.stmts);
+            union(&mut may, &l.may);
+            if l.must {
+                return Lowered {
+                    stmts: out,
+                    may,
+                    must: true,
+                };
+            }
+            if !l.may.is_empty() {
+                let remaining: Vec<Stmt> = rest.by_ref().collect();
+                if remaining.is_empty() {
+                    break;
+                }
+                let span = remaining[0].span;
+                let r = self.seq(remaining, ctx);
+                out.extend(self.guarded(&l.may, r.stmts, span));
+                union(&mut may, &r.may);
+                return Lowered {
+                    stmts: out,
+                    may,
+                    must: r.must,
+                };
+            }
+        }
+        Lowered {
+            stmts: out,
+            may,
+            must: false,
+        }
+    }
+
+    fn stmt_of(&mut self, s: Stmt, ctx: &Targets) -> Lowered {
+        let span = s.span;
+        let comments = s.comments.clone();
+        let with_comments = |mut stmts: Vec<Stmt>| {
+            if let Some(first) = stmts.first_mut()
+                && first.comments.is_empty()
+            {
+                first.comments = comments.clone();
+            }
+            stmts
+        };
+        match s.kind {
+            StmtKind::Break => {
+                let flag = ctx.brk.expect("break inside a loop or switch");
+                Lowered {
+                    stmts: with_comments(vec![self.set(flag, 1, span)]),
+                    may: vec![flag],
+                    must: true,
+                }
+            }
+            StmtKind::Continue => {
+                let flag = ctx.cont.expect("continue inside a loop");
+                Lowered {
+                    stmts: with_comments(vec![self.set(flag, 1, span)]),
+                    may: vec![flag],
+                    must: true,
+                }
+            }
+            StmtKind::Return(value) => {
+                let Some(r) = &self.ret else {
+                    // The procedure's last statement.
+                    return Lowered {
+                        stmts: vec![Stmt {
+                            kind: StmtKind::Return(value),
+                            ..s
+                        }],
+                        may: Vec::new(),
+                        must: false,
+                    };
+                };
+                let flag = r.flag;
+                let mut stmts = Vec::new();
+                if let (Some(v), Some(e)) = (r.value, value) {
+                    stmts.push(self.assign(self.var(v, span), e, span));
+                }
+                stmts.push(self.set(flag, 1, span));
+                Lowered {
+                    stmts: with_comments(stmts),
+                    may: vec![flag],
+                    must: true,
+                }
+            }
+            StmtKind::If { cond, then, other } => {
+                let t = self.seq(then.stmts, ctx);
+                let o = other.map(|o| (self.seq(o.stmts.clone(), ctx), o));
+                let mut may = t.may.clone();
+                let mut must = t.must;
+                let other = match o {
+                    Some((l, b)) => {
+                        union(&mut may, &l.may);
+                        must &= l.must;
+                        Some(Block {
+                            stmts: l.stmts,
+                            ..b
+                        })
+                    }
+                    None => {
+                        must = false;
+                        None
+                    }
+                };
+                Lowered {
+                    stmts: vec![Stmt {
+                        kind: StmtKind::If {
+                            cond,
+                            then: Block {
+                                stmts: t.stmts,
+                                ..then
+                            },
+                            other,
+                        },
+                        ..s
+                    }],
+                    may,
+                    must,
+                }
+            }
+            StmtKind::Block(b) => {
+                let l = self.seq(b.stmts, ctx);
+                Lowered {
+                    stmts: vec![Stmt {
+                        kind: StmtKind::Block(Block {
+                            stmts: l.stmts,
+                            ..b
+                        }),
+                        ..s
+                    }],
+                    may: l.may,
+                    must: l.must,
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                self.lower_loop(s.id, span, s.comments, header, body)
+            }
+            StmtKind::Switch { selector, cases } => {
+                self.lower_switch(span, s.comments, selector, cases, ctx)
+            }
+            kind => Lowered {
+                stmts: vec![Stmt { kind, ..s }],
+                may: Vec::new(),
+                must: false,
+            },
+        }
+    }
+
+    /// `adjoint/structure-loop`.
+    fn lower_loop(
+        &mut self,
+        id: StmtId,
+        span: Span,
+        comments: Comments,
+        header: LoopHeader,
+        body: Block,
+    ) -> Lowered {
+        let brk = jumps_to_loop(&body.stmts, true).then(|| self.new_flag("aioli_break"));
+        let cont = jumps_to_loop(&body.stmts, false).then(|| self.new_flag("aioli_continue"));
+        let inner = Targets { brk, cont };
+        let l = self.seq(body.stmts, &inner);
+        // Flags that end the loop: its own break, and a return.
+        let leaving: Vec<SymId> = l
+            .may
+            .iter()
+            .copied()
+            .filter(|f| Some(*f) != cont && Some(*f) != brk)
+            .collect();
+        let mut exits: Vec<SymId> = brk.into_iter().collect();
+        exits.extend(leaving.iter().copied());
+        let mut stmts_body = Vec::new();
+        if let Some(c) = cont {
+            stmts_body.push(self.set(c, 0, span));
+        }
+        stmts_body.extend(l.stmts);
+        let with_exits = |s: &Self, cond: Option<Expr>| -> Expr {
+            let test = s.none_set(&exits, span);
+            match (test, cond) {
+                (Some(t), Some(c)) if is_true(&c) => t,
+                (Some(t), Some(c)) => Self::binary(BinOp::And, t, c, span),
+                (Some(t), None) => t,
+                (None, Some(c)) => c,
+                (None, None) => Self::int(1, span),
+            }
+        };
+        let mut out = Vec::new();
+        if let Some(b) = brk {
+            out.push(self.set(b, 0, span));
+        }
+        let loop_stmt = match header {
+            LoopHeader::For { init, cond, step } if !exits.is_empty() => {
+                // The step runs only when the body did not leave the loop.
+                let mut pre = init;
+                pre.append(&mut out);
+                out = pre;
+                let step = self.guarded(&exits, step, span);
+                stmts_body.extend(step);
+                let cond = with_exits(self, cond);
+                Stmt {
+                    id,
+                    kind: StmtKind::Loop {
+                        header: LoopHeader::While { cond },
+                        body: Block {
+                            stmts: stmts_body,
+                            ..body
+                        },
+                    },
+                    span,
+                    comments,
+                }
+            }
+            LoopHeader::For { init, cond, step } => Stmt {
+                id,
+                kind: StmtKind::Loop {
+                    header: LoopHeader::For { init, cond, step },
+                    body: Block {
+                        stmts: stmts_body,
+                        ..body
+                    },
+                },
+                span,
+                comments,
+            },
+            LoopHeader::While { cond } => Stmt {
+                id,
+                kind: StmtKind::Loop {
+                    header: LoopHeader::While {
+                        cond: with_exits(self, Some(cond)),
+                    },
+                    body: Block {
+                        stmts: stmts_body,
+                        ..body
+                    },
+                },
+                span,
+                comments,
+            },
+            LoopHeader::DoWhile { cond } => Stmt {
+                id,
+                kind: StmtKind::Loop {
+                    header: LoopHeader::DoWhile {
+                        cond: with_exits(self, Some(cond)),
+                    },
+                    body: Block {
+                        stmts: stmts_body,
+                        ..body
+                    },
+                },
+                span,
+                comments,
+            },
+        };
+        let wrap = matches!(out.first(), Some(s) if matches!(s.kind, StmtKind::Decl { .. }));
+        out.push(loop_stmt);
+        let stmts = if wrap {
+            // A `for` declaring its index, turned into a `while`: keep the
+            // declaration's scope to the loop.
+            vec![self.stmt(StmtKind::Block(self.block(out, span)), span)]
+        } else {
+            out
+        };
+        Lowered {
+            stmts,
+            may: leaving,
+            must: false,
+        }
+    }
+
+    /// `adjoint/structure-switch`.
+    fn lower_switch(
+        &mut self,
+        span: Span,
+        comments: Comments,
+        selector: Expr,
+        cases: Vec<SwitchCase>,
+        ctx: &Targets,
+    ) -> Lowered {
+        let n = cases.len() as i64;
+        let default = cases
+            .iter()
+            .position(|c| c.labels.iter().any(Option::is_none))
+            .map_or(n, |d| d as i64);
+        // index = sel == a ? 0 : sel == b ? 1 : ... : default
+        let mut index = Self::int(default, span);
+        for (k, c) in cases.iter().enumerate().rev() {
+            let test = c
+                .labels
+                .iter()
+                .flatten()
+                .map(|l| Self::binary(BinOp::Eq, selector.clone(), l.clone(), span))
+                .reduce(|a, b| Self::binary(BinOp::Or, a, b, span));
+            if let Some(test) = test {
+                index = Expr::new(
+                    ExprKind::Cond {
+                        cond: Box::new(test),
+                        then: Box::new(Self::int(k as i64, span)),
+                        other: Box::new(index),
+                    },
+                    QualType::int(),
+                    span,
+                );
+            }
+        }
+        let case_var = self.new_sym("aioli_case", QualType::int());
+        let brk = cases
+            .iter()
+            .any(|c| jumps_to_switch(&c.body))
+            .then(|| self.new_flag("aioli_break"));
+        let mut out = Vec::new();
+        let mut first = self.assign(self.var(case_var, span), index, span);
+        first.comments = comments;
+        out.push(first);
+        if let Some(b) = brk {
+            out.push(self.set(b, 0, span));
+        }
+        let has_default = default < n;
+        let groups: Vec<Stmt> = cases
+            .into_iter()
+            .enumerate()
+            .map(|(k, c)| {
+                if has_default && k as i64 == n - 1 {
+                    // With a default, the index is at most n - 1: the last
+                    // group runs whenever control reaches it.
+                    let mut s = self.stmt(StmtKind::Block(self.block(c.body, c.span)), c.span);
+                    s.comments = c.comments;
+                    return s;
+                }
+                let cond = Self::binary(
+                    BinOp::Le,
+                    self.var(case_var, c.span),
+                    Self::int(k as i64, c.span),
+                    c.span,
+                );
+                let mut s = self.stmt(
+                    StmtKind::If {
+                        cond,
+                        then: self.block(c.body, c.span),
+                        other: None,
+                    },
+                    c.span,
+                );
+                s.comments = c.comments;
+                s
+            })
+            .collect();
+        let inner = Targets {
+            brk,
+            cont: ctx.cont,
+        };
+        let l = self.seq(groups, &inner);
+        out.extend(l.stmts);
+        Lowered {
+            stmts: out,
+            may: l.may.into_iter().filter(|f| Some(*f) != brk).collect(),
+            must: false,
+        }
+    }
+}
+
+fn union(into: &mut Vec<SymId>, from: &[SymId]) {
+    for f in from {
+        if !into.contains(f) {
+            into.push(*f);
+        }
+    }
+}
+
+fn is_true(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::IntConst { value, .. } if value != 0)
+}
+
+/// Does every path through the list end with a jump?
+fn always_jumps(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Break | StmtKind::Continue | StmtKind::Return(_) => true,
+        StmtKind::If {
+            then,
+            other: Some(o),
+            ..
+        } => always_jumps(&then.stmts) && always_jumps(&o.stmts),
+        StmtKind::Block(b) => always_jumps(&b.stmts),
+        _ => false,
+    })
+}
+
+/// Does the body contain a `break` (`breaks`) or `continue` that leaves
+/// this loop (not one of a nested loop, nor a `break` of a nested switch)?
+fn jumps_to_loop(stmts: &[Stmt], breaks: bool) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Break => breaks,
+        StmtKind::Continue => !breaks,
+        StmtKind::If { then, other, .. } => {
+            jumps_to_loop(&then.stmts, breaks)
+                || other
+                    .as_ref()
+                    .is_some_and(|o| jumps_to_loop(&o.stmts, breaks))
+        }
+        StmtKind::Block(b) => jumps_to_loop(&b.stmts, breaks),
+        // A switch's break is its own; its continue is the loop's.
+        StmtKind::Switch { cases, .. } => {
+            !breaks && cases.iter().any(|c| jumps_to_loop(&c.body, false))
+        }
+        _ => false,
+    })
+}
+
+/// Does a case body contain a `break` that leaves this switch?
+fn jumps_to_switch(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Break => true,
+        StmtKind::If { then, other, .. } => {
+            jumps_to_switch(&then.stmts)
+                || other.as_ref().is_some_and(|o| jumps_to_switch(&o.stmts))
+        }
+        StmtKind::Block(b) => jumps_to_switch(&b.stmts),
+        _ => false,
+    })
+}
+
+/// Variables read in conditions (where flags are tested).
+fn flags_read(stmts: &[Stmt], out: &mut HashSet<SymId>) {
+    fn vars(e: &Expr, out: &mut HashSet<SymId>) {
+        match &e.kind {
+            ExprKind::Var(s) => {
+                out.insert(*s);
+            }
+            ExprKind::Unary { arg, .. } => vars(arg, out),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                vars(lhs, out);
+                vars(rhs, out);
+            }
+            ExprKind::Cond { cond, then, other } => {
+                vars(cond, out);
+                vars(then, out);
+                vars(other, out);
+            }
+            _ => {}
+        }
+    }
+    visit_stmts(stmts, &mut |s| match &s.kind {
+        StmtKind::If { cond, .. } => vars(cond, out),
+        StmtKind::Loop { header, .. } => match header {
+            LoopHeader::For { cond: Some(c), .. }
+            | LoopHeader::While { cond: c }
+            | LoopHeader::DoWhile { cond: c } => vars(c, out),
+            LoopHeader::For { cond: None, .. } => {}
+        },
+        _ => {}
+    });
+}
+
+/// Removes `flag = k;` for the dead flags.
+fn drop_flag_sets(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
+    stmts.retain(|s| {
+        !matches!(&s.kind, StmtKind::Assign { lhs, .. }
+            if matches!(lhs.kind, ExprKind::Var(v) if dead.contains(&v)))
+    });
+    for s in stmts.iter_mut() {
+        match &mut s.kind {
+            StmtKind::If { then, other, .. } => {
+                drop_flag_sets(&mut then.stmts, dead);
+                if let Some(o) = other {
+                    drop_flag_sets(&mut o.stmts, dead);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    drop_flag_sets(init, dead);
+                    drop_flag_sets(step, dead);
+                }
+                drop_flag_sets(&mut body.stmts, dead);
+            }
+            StmtKind::Block(b) => drop_flag_sets(&mut b.stmts, dead),
+            _ => {}
+        }
+        // `if (c) {} else { S }` (a jump whose flag nobody reads, with the
+        // rest absorbed into the other branch) reads as `if (!c) { S }`.
+        if let StmtKind::If { cond, then, other } = &mut s.kind
+            && then.stmts.is_empty()
+            && let Some(o) = other.take()
+        {
+            let span = cond.span;
+            let c = std::mem::replace(cond, Structurer::int(0, span));
+            *cond = Expr::new(
+                ExprKind::Unary {
+                    op: UnOp::Not,
+                    arg: Box::new(Expr { parens: true, ..c }),
+                },
+                QualType::int(),
+                span,
+            );
+            *then = o;
+        }
+    }
+    // An `if` left with nothing in either branch does nothing (conditions
+    // have no side effects in the IL).
+    stmts.retain(|s| {
+        !matches!(&s.kind, StmtKind::If { then, other, .. }
+            if then.stmts.is_empty() && other.as_ref().is_none_or(|o| o.stmts.is_empty()))
+    });
+}
