@@ -42,10 +42,6 @@ use std::path::{Path, PathBuf};
 /// Fixtures the adjoint mode refuses, with words of the refusal.
 const EXPECTED_REFUSALS: &[(&str, &str)] = &[
     (
-        "intrinsics_special",
-        "the adjoint mode does not differentiate lgamma and tgamma yet",
-    ),
-    (
         "struct_pointer",
         "the adjoint mode does not handle active struct fields yet",
     ),

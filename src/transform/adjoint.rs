@@ -202,18 +202,16 @@ pub fn adjoint_trace(
             });
             id
         };
-        let procs = if heads.contains(&p) {
-            AdjointProcs {
-                joint: Some(make("_b", &mut out)),
-                ..Default::default()
-            }
-        } else {
-            AdjointProcs {
-                fwd: Some(make("_fwd", &mut out)),
-                bwd: Some(make("_bwd", &mut out)),
-                ..Default::default()
-            }
-        };
+        // A head gets `P_b`; a procedure that differentiated code calls
+        // gets `P_fwd` and `P_bwd`; a recursive head gets all three.
+        let mut procs = AdjointProcs::default();
+        if heads.contains(&p) {
+            procs.joint = Some(make("_b", &mut out));
+        }
+        if !heads.contains(&p) || called_by_diff(a, p) {
+            procs.fwd = Some(make("_fwd", &mut out));
+            procs.bwd = Some(make("_bwd", &mut out));
+        }
         aprocs.insert(p, procs);
     }
     let diff = DiffSets::of(a, &a.order);
@@ -252,10 +250,23 @@ pub fn adjoint_trace(
             .as_ref()
             .expect("diff procs have bodies")
             .stmts;
-        host.start_proc(p, &hoisted_of[&p]);
         let span = program.proc(p).span;
-        engine::apply(rules, &mut host, "proc", &AVal::Proc(p, body))
-            .map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
+        let procs = host.aprocs[&p];
+        // The joint version first (as a head), then the split pair.
+        for split in [false, true] {
+            if (if split { procs.fwd } else { procs.joint }).is_none() {
+                continue;
+            }
+            if split {
+                host.heads.remove(&p);
+            }
+            host.start_proc(p, &hoisted_of[&p]);
+            let applied = engine::apply(rules, &mut host, "proc", &AVal::Proc(p, body));
+            if split && procs.joint.is_some() {
+                host.heads.insert(p);
+            }
+            applied.map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
+        }
     }
     let trace = std::mem::take(&mut host.trace);
     let mut out = host.finish(&diff_procs);
@@ -283,7 +294,7 @@ struct AdjointProcs {
 fn refuse_unsupported(
     a: &Analysis<'_>,
     p: ProcId,
-    heads: &HashSet<ProcId>,
+    _heads: &HashSet<ProcId>,
 ) -> Result<(), Diagnostic> {
     let program = a.program;
     let proc = program.proc(p);
@@ -296,16 +307,6 @@ fn refuse_unsupported(
             ),
         ))
     };
-    let called = a
-        .facts
-        .values()
-        .any(|f| f.calls.values().any(|c| c.callee == Some(p)));
-    if heads.contains(&p) && called {
-        return err(
-            proc.span,
-            "a head procedure that is also called by a differentiated procedure",
-        );
-    }
     for &s in &proc.params {
         if has_struct(program, &program.sym(s).ty)
             && a.locs
@@ -397,6 +398,13 @@ fn refuse_unsupported(
         Ok(())
     }
     walk(a, p, body, true, &err)
+}
+
+/// Does a differentiated procedure call `p`?
+fn called_by_diff(a: &Analysis<'_>, p: ProcId) -> bool {
+    a.facts
+        .iter()
+        .any(|(caller, f)| a.is_diff_proc(*caller) && f.calls.values().any(|c| c.callee == Some(p)))
 }
 
 fn has_struct(program: &Program, ty: &QualType) -> bool {
@@ -1389,11 +1397,6 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                         }
                     }
                 };
-                if f == MathFn::Digamma {
-                    return Err(ApplyError::new(
-                        "the adjoint mode does not differentiate lgamma and tgamma yet",
-                    ));
-                }
                 arity(f.arity())?;
                 let rank = args
                     .iter()
@@ -1466,7 +1469,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         }
         all.append(&mut body);
-        drop_unread_scalars(&mut all, &self.hoisted);
+        // The hoisted locals and the lowering's temporaries (the value of
+        // a call in an expression whose use the forward sweep dropped).
+        let mut candidates = self.hoisted.clone();
+        crate::il::visit_stmts(&all, &mut |s| {
+            for e in super::names::stmt_exprs(s) {
+                visit(e, &mut |x| {
+                    if let ExprKind::Var(v) = x.kind
+                        && self.out.symbols[v.index()].kind == SymKind::Temp
+                        && !candidates.contains(&v)
+                    {
+                        candidates.push(v);
+                    }
+                });
+            }
+        });
+        drop_unread_scalars(&mut all, &candidates);
         let mut body = all;
         let mut used: HashSet<SymId> = HashSet::new();
         collect_used(&body, &mut used);
@@ -1658,7 +1676,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     if diff_procs.contains(&p)
                         && let Some(a) = self.aprocs.get(&p)
                     {
-                        for id in [a.joint, a.fwd, a.bwd].into_iter().flatten() {
+                        // A recursive head's `P_b` calls `P_fwd`/`P_bwd`.
+                        for id in [a.fwd, a.bwd, a.joint].into_iter().flatten() {
                             items.push(Item {
                                 kind: ItemKind::Function(id),
                                 ..item.clone()
@@ -1701,6 +1720,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         if !header_done {
             items.push(header(main));
         }
+        let generated: HashSet<ProcId> = self
+            .aprocs
+            .values()
+            .flat_map(|a| [a.joint, a.fwd, a.bwd])
+            .flatten()
+            .collect();
+        super::declare_before_use(&self.out, &generated, &mut items);
+        super::drop_undefined_static_prototypes(&self.out, &mut items);
         // Adjoints of globals, defined here, before the first procedure.
         let at = items
             .iter()
@@ -1721,6 +1748,19 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             });
         }
         items.splice(at..at, gitems);
+        let generated: Vec<ProcId> = self
+            .aprocs
+            .values()
+            .flat_map(|a| [a.joint, a.fwd, a.bwd])
+            .flatten()
+            .collect();
+        super::tangent::add_digamma_if_called(
+            &self.out,
+            &generated,
+            &mut items,
+            program.proc(diff_procs[0]).span,
+            main,
+        );
         self.out.items = items;
         self.out
     }
@@ -1729,14 +1769,16 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
 /// Removes what the forward sweep writes into hoisted scalars that nothing
 /// reads (their readers were sliced away): `t = f_fwd(x)` keeps the call.
 fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
-    let mut read = HashSet::new();
-    reads(body, &mut read);
-    let dead: HashSet<SymId> = hoisted
-        .iter()
-        .copied()
-        .filter(|s| !read.contains(s))
-        .collect();
-    if !dead.is_empty() {
+    // Until nothing changes: dropping `r = 1.0 + t` leaves `t` unread.
+    let mut dead: HashSet<SymId> = HashSet::new();
+    loop {
+        let mut read = HashSet::new();
+        reads(body, &mut read);
+        let before = dead.len();
+        dead.extend(hoisted.iter().copied().filter(|s| !read.contains(s)));
+        if dead.len() == before {
+            return;
+        }
         prune_writes(body, &dead);
     }
 }

@@ -13,6 +13,75 @@ macro_rules! rule_file {
 }
 
 pub mod adjoint;
+
+use crate::il::{Item, ItemKind, ProcId, Program, StmtKind};
+use std::collections::HashSet;
+
+/// Drops the user's prototypes of `static` functions the output does not
+/// define (a forward declaration for mutual recursion): C warns about a
+/// `static` function declared and never defined.
+pub(crate) fn drop_undefined_static_prototypes(out: &Program, items: &mut Vec<Item>) {
+    let defined: HashSet<ProcId> = items
+        .iter()
+        .filter_map(|i| match i.kind {
+            ItemKind::Function(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    items.retain(|i| match i.kind {
+        ItemKind::Prototype(p) => {
+            out.proc(p).storage != crate::il::Storage::Static || defined.contains(&p)
+        }
+        _ => true,
+    });
+}
+
+/// Mutual recursion: a generated procedure called before its definition
+/// gets a prototype in front of the first generated definition.
+pub(crate) fn declare_before_use(
+    out: &Program,
+    generated: &HashSet<ProcId>,
+    items: &mut Vec<Item>,
+) {
+    let mut defined = HashSet::new();
+    let mut early = Vec::new();
+    for item in items.iter() {
+        let ItemKind::Function(p) = item.kind else {
+            continue;
+        };
+        if !generated.contains(&p) {
+            continue;
+        }
+        defined.insert(p);
+        if let Some(b) = &out.proc(p).body {
+            crate::il::visit_stmts(&b.stmts, &mut |s| {
+                if let StmtKind::Call { callee, .. } = &s.kind
+                    && generated.contains(callee)
+                    && !defined.contains(callee)
+                    && !early.contains(callee)
+                {
+                    early.push(*callee);
+                }
+            });
+        }
+    }
+    let Some(at) = items
+        .iter()
+        .position(|i| matches!(i.kind, ItemKind::Function(p) if generated.contains(&p)))
+    else {
+        return;
+    };
+    let template = items[at].clone();
+    let protos: Vec<Item> = early
+        .into_iter()
+        .map(|p| Item {
+            kind: ItemKind::Prototype(p),
+            comments: Default::default(),
+            ..template.clone()
+        })
+        .collect();
+    items.splice(at..at, protos);
+}
 pub mod names;
 pub mod structure;
 pub mod tangent;

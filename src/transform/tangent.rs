@@ -1297,42 +1297,16 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 });
             }
         }
-        // The digamma helper, when a derivative of lgamma or tgamma calls it.
-        let mut uses_digamma = false;
-        for &d in self.dprocs.values() {
-            if let Some(b) = &self.out.proc(d).body {
-                crate::il::visit_stmts(&b.stmts, &mut |st| {
-                    for e in super::names::stmt_exprs(st) {
-                        uses_digamma |= calls_digamma(e);
-                    }
-                });
-            }
-        }
-        if uses_digamma {
-            let at = items
-                .iter()
-                .rposition(|i| {
-                    matches!(
-                        i.kind,
-                        ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. }
-                    )
-                })
-                .map(|i| i + 1)
-                .unwrap_or(0);
-            let span = items
-                .first()
-                .map(|i| i.span)
-                .unwrap_or(program.proc(diff_procs[0]).span);
-            items.insert(
-                at,
-                Item {
-                    kind: ItemKind::MacroLine(DIGAMMA_C.to_string()),
-                    span,
-                    comments: Default::default(),
-                    file: main,
-                },
-            );
-        }
+        let dprocs: Vec<ProcId> = self.dprocs.values().copied().collect();
+        super::declare_before_use(&self.out, &dprocs.iter().copied().collect(), &mut items);
+        super::drop_undefined_static_prototypes(&self.out, &mut items);
+        add_digamma_if_called(
+            &self.out,
+            &dprocs,
+            &mut items,
+            program.proc(diff_procs[0]).span,
+            main,
+        );
         self.out.items = items;
         for p in &mut self.out.procs {
             p.origin = if p.origin == ProcOrigin::System {
@@ -1343,6 +1317,50 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         self.out
     }
+}
+
+/// Inserts the digamma helper after the last `#include` when a derivative
+/// of lgamma or tgamma in one of `procs` calls it.
+pub(super) fn add_digamma_if_called(
+    out: &Program,
+    procs: &[ProcId],
+    items: &mut Vec<Item>,
+    fallback: Span,
+    main: crate::front::source::FileId,
+) {
+    let mut uses_digamma = false;
+    for &d in procs {
+        if let Some(b) = &out.proc(d).body {
+            crate::il::visit_stmts(&b.stmts, &mut |st| {
+                for e in super::names::stmt_exprs(st) {
+                    uses_digamma |= calls_digamma(e);
+                }
+            });
+        }
+    }
+    if !uses_digamma {
+        return;
+    }
+    let at = items
+        .iter()
+        .rposition(|i| {
+            matches!(
+                i.kind,
+                ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. }
+            )
+        })
+        .map(|i| i + 1)
+        .unwrap_or(0);
+    let span = items.first().map(|i| i.span).unwrap_or(fallback);
+    items.insert(
+        at,
+        Item {
+            kind: ItemKind::MacroLine(DIGAMMA_C.to_string()),
+            span,
+            comments: Default::default(),
+            file: main,
+        },
+    );
 }
 
 /// The digamma function ψ = lgamma′ in C, for the derivatives of `lgamma`
