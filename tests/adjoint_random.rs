@@ -11,17 +11,18 @@
 //! 1000 cases per property per run (`AIOLI_ADJOINT_CASES` to change).
 //!
 //! The generator's features are chosen inside what the adjoint mode
-//! supports today (`GenFeatures`): no `switch`, no `break`/`continue`, no
-//! `return` in the middle of a helper, no structs, no recursion (the
-//! recursive helper returns early), double only, and no calls passing
-//! arrays, slices or addresses (`pointer_calls`). Helpers with real
-//! arguments and results are still called in active contexts, so
+//! supports today (`GenFeatures`): no structs, double only, and no calls
+//! passing arrays, slices or addresses (`pointer_calls`). `switch`,
+//! `break`/`continue`, `return` in the middle of a helper and the bounded
+//! recursive helper are on: they go through `adjoint/structure`. Helpers
+//! with real arguments and results are called in active contexts, so
 //! `_fwd`/`_bwd` pairs are exercised. Discard rates measured on 400
-//! programs ([`enough_generated_programs_are_tested`]): with these
-//! features, none is refused or discarded; with `pointer_calls` on, 183
-//! were refused ("does not yet pass a zero adjoint buffer" 179, "cannot
-//! yet save the memory" 4) and 63 discarded (pointer arguments that may
-//! overlap), leaving only 39% tested.
+//! programs before jumps were enabled
+//! ([`enough_generated_programs_are_tested`]): with these features, none
+//! is refused or discarded; with `pointer_calls` on, 183 were refused
+//! ("does not yet pass a zero adjoint buffer" 179, "cannot yet save the
+//! memory" 4) and 63 discarded (pointer arguments that may overlap),
+//! leaving only 39% tested.
 //!
 //! - A program the front end rejects, a program whose original run fails
 //!   in the interpreter, and a program the adjoint mode refuses with one
@@ -73,11 +74,7 @@ fn config(n: usize) -> GenConfig {
     config.n = n;
     let f = &mut config.features;
     f.floats = false;
-    f.switch = false;
-    f.break_continue = false;
-    f.early_return = false;
     f.structs = false;
-    f.recursion = false;
     f.pointer_calls = false;
     config
 }
