@@ -848,8 +848,19 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let Some(s) = self.stmt() else { return false };
         let restore: Set = self.needed_here();
         let zones = self.zones_of(lhs);
+        // The analyses' restore(I) already holds what the statement's own
+        // backward part reads (its partials and addresses, deriv_use(I)),
+        // so `s += a * b` does not save s. Only a for loop's step is left
+        // out of restore(I) (`adjoint/for-canonical` regenerates it);
+        // `adjoint/for-live` restores the index from the step's saves.
+        let loop_step = self
+            .a
+            .facts
+            .get(&self.proc)
+            .and_then(|f| f.point_of.get(&s.id).map(|&i| f.points[i].loop_step))
+            .unwrap_or(true);
         let read_by_itself = match &s.kind {
-            StmtKind::Assign { rhs, .. } => {
+            StmtKind::Assign { rhs, .. } if loop_step => {
                 let mut hit = false;
                 visit(rhs, &mut |x| {
                     if self.a.is_ref(x) && self.zones_of(x).iter().any(|z| zones.contains(z)) {
