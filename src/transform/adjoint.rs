@@ -848,19 +848,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let Some(s) = self.stmt() else { return false };
         let restore: Set = self.needed_here();
         let zones = self.zones_of(lhs);
-        // The analyses' restore(I) already holds what the statement's own
-        // backward part reads (its partials and addresses, deriv_use(I)),
-        // so `s += a * b` does not save s. Only a for loop's step is left
-        // out of restore(I) (`adjoint/for-canonical` regenerates it);
-        // `adjoint/for-live` restores the index from the step's saves.
+        // A real's old value is read back only by the partials of active
+        // statements, which the analyses' restore(I) and TBR⁻(I) already
+        // hold (deriv-use), so `s += a * b` does not save s. An integer or
+        // pointer read by its own right-hand side (`i++`) is still saved:
+        // adjoint references the host emits for statements the analyses
+        // do not count as active (`yb[i] = 0.0`) read it as an address,
+        // and a for loop's step is left out of restore(I) altogether.
         let loop_step = self
             .a
             .facts
             .get(&self.proc)
             .and_then(|f| f.point_of.get(&s.id).map(|&i| f.points[i].loop_step))
             .unwrap_or(true);
+        let real_lhs = real_rank(self.program, &lhs.ty) > 0;
         let read_by_itself = match &s.kind {
-            StmtKind::Assign { rhs, .. } if loop_step => {
+            StmtKind::Assign { rhs, .. } if loop_step || !real_lhs => {
                 let mut hit = false;
                 visit(rhs, &mut |x| {
                     if self.a.is_ref(x) && self.zones_of(x).iter().any(|z| zones.contains(z)) {
@@ -1769,11 +1772,16 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         Ok(out)
     }
 
-    /// Original variables the backward sweep reads (split mode saves them
-    /// at the end of the forward sweep).
+    /// Original variables whose final values the backward sweep reads
+    /// (split mode saves them at the end of the forward sweep): the locals
+    /// and by-value parameters it may read before writing them
+    /// (`for (i = pop; …)` sets i first). A parameter P never assigns is
+    /// saved all the same: the caller evaluates the argument again for
+    /// `P_bwd` on memory the call itself may have overwritten
+    /// (`rotate(&x[i], &x[i + 1], x[i] * 0.5)`).
     fn read_in(&self, code: &[Stmt]) -> Vec<SymId> {
         let mut used = HashSet::new();
-        reads(code, &mut used);
+        exposed_reads(code, &mut HashSet::new(), &mut used);
         let proc = self.program.proc(self.proc);
         let mut out: Vec<SymId> = self
             .hoisted
@@ -1961,6 +1969,68 @@ fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
             });
         }
     });
+}
+
+/// Variables `stmts` may read before writing them (upward-exposed reads),
+/// over-approximated: a loop body or a branch may not run, so what it
+/// writes counts as written only inside it (both branches of an `if`, and
+/// a `do` body, count after them).
+fn exposed_reads(stmts: &[Stmt], written: &mut HashSet<SymId>, out: &mut HashSet<SymId>) {
+    let expr_reads = |e: &Expr, written: &HashSet<SymId>, out: &mut HashSet<SymId>| {
+        visit(e, &mut |x| {
+            if let ExprKind::Var(v) = x.kind
+                && !written.contains(&v)
+            {
+                out.insert(v);
+            }
+        });
+    };
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Loop { header, body } => match header {
+                LoopHeader::For { init, cond, step } => {
+                    exposed_reads(init, written, out);
+                    if let Some(c) = cond {
+                        expr_reads(c, written, out);
+                    }
+                    let mut inner = written.clone();
+                    exposed_reads(&body.stmts, &mut inner, out);
+                    exposed_reads(step, &mut inner, out);
+                }
+                LoopHeader::While { cond } => {
+                    expr_reads(cond, written, out);
+                    exposed_reads(&body.stmts, &mut written.clone(), out);
+                }
+                LoopHeader::DoWhile { cond } => {
+                    exposed_reads(&body.stmts, written, out);
+                    expr_reads(cond, written, out);
+                }
+            },
+            StmtKind::If { cond, then, other } => {
+                expr_reads(cond, written, out);
+                let mut a = written.clone();
+                exposed_reads(&then.stmts, &mut a, out);
+                let mut b = written.clone();
+                if let Some(o) = other {
+                    exposed_reads(&o.stmts, &mut b, out);
+                }
+                *written = a.intersection(&b).copied().collect();
+            }
+            StmtKind::Block(b) => exposed_reads(&b.stmts, written, out),
+            _ => {
+                // A simple statement reads (all of `reads`) before it
+                // writes; anything else is taken as reading everything it
+                // mentions and writing nothing.
+                let one = std::slice::from_ref(s);
+                let mut r = HashSet::new();
+                reads(one, &mut r);
+                out.extend(r.into_iter().filter(|v| !written.contains(v)));
+                if matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Call { .. }) {
+                    assigned_vars(one, written);
+                }
+            }
+        }
+    }
 }
 
 /// Drops assignments to the variables of `dead`, and the results of calls
