@@ -424,10 +424,7 @@ fn peel_casts(e: &Expr) -> &Expr {
 fn konst_any(e: &Expr) -> Option<i64> {
     match &peel_casts(e).kind {
         ExprKind::IntConst { value, .. } => Some(*value),
-        ExprKind::Unary {
-            op: UnOp::Neg,
-            arg,
-        } => match &peel_casts(arg).kind {
+        ExprKind::Unary { op: UnOp::Neg, arg } => match &peel_casts(arg).kind {
             ExprKind::IntConst { value, .. } => value.checked_neg(),
             _ => None,
         },
