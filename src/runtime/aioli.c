@@ -5,10 +5,12 @@
  * The adjoint stack is a chain of fixed-size blocks, newest on top: a push
  * copies bytes into the top block, starting a new block when it is full; a
  * pop copies them back out, releasing a block when it empties. Values may
- * straddle two blocks. One released block is kept for reuse, so a loop that
+ * straddle two blocks. Released blocks are kept for reuse, so a loop that
  * pushes and pops around a block boundary does not call malloc each time,
- * and the memory held never exceeds the peak size plus two blocks. Nothing
- * is ever copied to grow the stack.
+ * and neither does a second sweep as deep as the first (freeing them would
+ * let malloc hand the pages back to the system and fault them in again);
+ * the memory held never exceeds the peak size plus two blocks, as every
+ * block kept was in use at once. Nothing is ever copied to grow the stack.
  *
  * Control markers are packed as bits into a 32-bit accumulator, which is
  * pushed onto the byte stack as soon as it is full and taken back when a
@@ -152,7 +154,7 @@ struct aioli_block {
 };
 
 static struct aioli_block *aioli_top;
-/* One empty block kept for reuse, or NULL. */
+/* Empty blocks kept for reuse, chained by prev, or NULL. */
 static struct aioli_block *aioli_spare;
 /* Bytes in all blocks, flushed control words included (exact after
  * aioli_sync_in). */
@@ -196,7 +198,7 @@ static void aioli_new_block(void)
 {
     struct aioli_block *b = aioli_spare;
     if (b != NULL) {
-        aioli_spare = NULL;
+        aioli_spare = b->prev;
     } else {
         b = (struct aioli_block *)malloc(sizeof *b);
         if (b == NULL) {
@@ -212,7 +214,7 @@ static void aioli_release_block(void)
 {
     struct aioli_block *b = aioli_top;
     aioli_top = b->prev;
-    free(aioli_spare);
+    b->prev = aioli_spare;
     aioli_spare = b;
 }
 

@@ -232,6 +232,7 @@ pub fn adjoint_trace(
         trace: BTreeSet::new(),
         locals: Vec::new(),
         counters: HashMap::new(),
+        firsts: HashMap::new(),
         temps: HashMap::new(),
         last_temp: None,
         arg_temps: HashMap::new(),
@@ -427,6 +428,26 @@ fn has_active_struct_ref(a: &Analysis<'_>, p: ProcId, e: &Expr) -> bool {
     found
 }
 
+/// `e` without the conversions around it.
+fn peel_casts(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Cast { arg, .. } => peel_casts(arg),
+        _ => e,
+    }
+}
+
+/// The value of an integer constant, possibly negated or converted.
+fn konst_any(e: &Expr) -> Option<i64> {
+    match &peel_casts(e).kind {
+        ExprKind::IntConst { value, .. } => Some(*value),
+        ExprKind::Unary { op: UnOp::Neg, arg } => match &peel_casts(arg).kind {
+            ExprKind::IntConst { value, .. } => value.checked_neg(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn visit(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
@@ -497,6 +518,18 @@ enum AVal<'a> {
     With(Box<AVal<'a>>, Box<AVal<'a>>),
 }
 
+/// A `for` loop the backward sweep reverses by stepping its index back
+/// (`adjoint/for-canonical`).
+#[derive(Clone, Copy, Debug)]
+struct CanonicalFor {
+    index: SymId,
+    /// The constant step, nonzero: `i += step` (negative for `i -= k`).
+    step: i64,
+    /// The index's value at entry when INIT is `i = c` with a constant c
+    /// from which stepping back once does not overflow, for a signed index.
+    first: Option<i64>,
+}
+
 struct AdjointHost<'x, 'a> {
     a: &'x Analysis<'a>,
     program: &'a Program,
@@ -516,6 +549,8 @@ struct AdjointHost<'x, 'a> {
     /// Declarations of the procedure being built: adjoints, counters, temporaries.
     locals: Vec<(SymId, Option<Init>)>,
     counters: HashMap<StmtId, SymId>,
+    /// `adjoint/for-canonical`: the variable holding a loop's first index.
+    firsts: HashMap<StmtId, SymId>,
     temps: HashMap<String, SymId>,
     last_temp: Option<SymId>,
     arg_temps: HashMap<(usize, usize), SymId>,
@@ -540,6 +575,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         self.stmts.clear();
         self.locals.clear();
         self.counters.clear();
+        self.firsts.clear();
         self.temps.clear();
         self.arg_temps.clear();
         self.branch = None;
@@ -825,8 +861,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let Some(s) = self.stmt() else { return false };
         let restore: Set = self.needed_here();
         let zones = self.zones_of(lhs);
+        // A real's old value is read back only by the partials of active
+        // statements, which the analyses' restore(I) and TBR⁻(I) already
+        // hold (deriv-use), so `s += a * b` does not save s. An integer or
+        // pointer read by its own right-hand side (`i++`) is still saved:
+        // adjoint references the host emits for statements the analyses
+        // do not count as active (`yb[i] = 0.0`) read it as an address,
+        // and a for loop's step is left out of restore(I) altogether.
+        let loop_step = self
+            .a
+            .facts
+            .get(&self.proc)
+            .and_then(|f| f.point_of.get(&s.id).map(|&i| f.points[i].loop_step))
+            .unwrap_or(true);
+        let real_lhs = real_rank(self.program, &lhs.ty) > 0;
         let read_by_itself = match &s.kind {
-            StmtKind::Assign { rhs, .. } => {
+            StmtKind::Assign { rhs, .. } if loop_step || !real_lhs => {
                 let mut hit = false;
                 visit(rhs, &mut |x| {
                     if self.a.is_ref(x) && self.zones_of(x).iter().any(|z| zones.contains(z)) {
@@ -1163,6 +1213,163 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         self.locals.push((c, None));
         self.counters.insert(s.id, c);
         Ok(c)
+    }
+
+    /// `isCanonicalFor`: `for (INIT; C; i += k) BODY` with a constant k ≠ 0,
+    /// an integer index `i` local to the procedure whose address is never
+    /// taken, a body that never assigns `i` and that is left only through
+    /// C (no break, continue, return or switch inside). Then the indices
+    /// visited are first, first + k, …, exit − k, where first is i after
+    /// INIT and exit is i after the loop (`adjoint/for-canonical`).
+    fn canonical_for(&self, s: &Stmt) -> Option<CanonicalFor> {
+        let StmtKind::Loop {
+            header:
+                LoopHeader::For {
+                    init,
+                    cond: Some(_),
+                    step,
+                },
+            body,
+        } = &s.kind
+        else {
+            return None;
+        };
+        let [st] = step.as_slice() else {
+            return None;
+        };
+        let StmtKind::Assign { lhs, rhs, .. } = &st.kind else {
+            return None;
+        };
+        let ExprKind::Var(i) = lhs.kind else {
+            return None;
+        };
+        let sym = self.program.sym(i);
+        let signed = match self.program.resolve(&sym.ty.ty) {
+            Type::Int {
+                kind:
+                    crate::il::IntKind::Int | crate::il::IntKind::Long | crate::il::IntKind::LongLong,
+                unsigned,
+            } => !unsigned,
+            _ => return None,
+        };
+        if sym.kind == SymKind::Global {
+            return None;
+        }
+        let is_i = |e: &Expr| matches!(peel_casts(e).kind, ExprKind::Var(v) if v == i);
+        let konst = |e: &Expr| match peel_casts(e).kind {
+            ExprKind::IntConst { value, .. } if value > 0 => Some(value),
+            _ => None,
+        };
+        let step = match &peel_casts(rhs).kind {
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs: l,
+                rhs: r,
+            } => {
+                if is_i(l) {
+                    konst(r)?
+                } else if is_i(r) {
+                    konst(l)?
+                } else {
+                    return None;
+                }
+            }
+            ExprKind::Binary {
+                op: BinOp::Sub,
+                lhs: l,
+                rhs: r,
+            } if is_i(l) => -konst(r)?,
+            _ => return None,
+        };
+        // The body leaves the index alone and is left only through C.
+        let mut ok = true;
+        crate::il::visit_stmts(&body.stmts, &mut |x| match &x.kind {
+            StmtKind::Assign { lhs, .. } if is_i(lhs) => ok = false,
+            StmtKind::Call {
+                result: Some(r), ..
+            } if is_i(r) => ok = false,
+            StmtKind::Alloc { target, .. } if is_i(target) => ok = false,
+            StmtKind::Decl { vars, .. } if vars.iter().any(|d| d.sym == i) => ok = false,
+            StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Return(_)
+            | StmtKind::Switch { .. } => ok = false,
+            _ => {}
+        });
+        // Nothing else can write it: its address is never taken.
+        if let Some(b) = &self.program.proc(self.proc).body {
+            crate::il::visit_stmts(&b.stmts, &mut |x| {
+                for e in super::names::stmt_exprs(x) {
+                    visit(e, &mut |y| {
+                        if let ExprKind::AddrOf(r) = &y.kind
+                            && matches!(peel_casts(r).kind, ExprKind::Var(v) if v == i)
+                        {
+                            ok = false;
+                        }
+                    });
+                }
+            });
+        }
+        if !ok {
+            return None;
+        }
+        let bits = match self.program.resolve(&sym.ty.ty) {
+            Type::Int {
+                kind: crate::il::IntKind::Int,
+                ..
+            } => 32,
+            _ => 64,
+        };
+        let min = if bits == 32 {
+            i64::from(i32::MIN)
+        } else {
+            i64::MIN
+        };
+        let max = if bits == 32 {
+            i64::from(i32::MAX)
+        } else {
+            i64::MAX
+        };
+        let first = match init.as_slice() {
+            [x] if signed => match &x.kind {
+                StmtKind::Assign { lhs, rhs, .. } if is_i(lhs) => konst_any(rhs),
+                StmtKind::Decl { vars, .. } => match vars.as_slice() {
+                    [d] if d.sym == i => match &d.init {
+                        Some(Init::Expr(e)) => konst_any(e),
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+        .filter(|&c| {
+            c >= min && c <= max && c.checked_sub(step).is_some_and(|b| b >= min && b <= max)
+        });
+        Some(CanonicalFor {
+            index: i,
+            step,
+            first,
+        })
+    }
+
+    /// The variable holding the current loop's first index
+    /// (`adjoint/for-canonical`), of the index's type.
+    fn first_var(&mut self, index: SymId) -> Result<SymId, ApplyError> {
+        let Some(s) = self.stmt() else {
+            return Err(ApplyError::new("a loop's first index outside a loop"));
+        };
+        if let Some(&f) = self.firsts.get(&s.id) {
+            return Ok(f);
+        }
+        let name = self.namer.fresh_local("aioli_from");
+        let mut ty = self.out.symbols[index.index()].ty.clone();
+        ty.is_const = false;
+        let f = self.new_sym(&name, ty, SymKind::Local);
+        self.locals.push((f, None));
+        self.firsts.insert(s.id, f);
+        Ok(f)
     }
 
     fn block(&self, stmts: Vec<Stmt>) -> Block {
@@ -1588,11 +1795,16 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         Ok(out)
     }
 
-    /// Original variables the backward sweep reads (split mode saves them
-    /// at the end of the forward sweep).
+    /// Original variables whose final values the backward sweep reads
+    /// (split mode saves them at the end of the forward sweep): the locals
+    /// and by-value parameters it may read before writing them
+    /// (`for (i = pop; …)` sets i first). A parameter P never assigns is
+    /// saved all the same: the caller evaluates the argument again for
+    /// `P_bwd` on memory the call itself may have overwritten
+    /// (`rotate(&x[i], &x[i + 1], x[i] * 0.5)`).
     fn read_in(&self, code: &[Stmt]) -> Vec<SymId> {
         let mut used = HashSet::new();
-        reads(code, &mut used);
+        exposed_reads(code, &mut HashSet::new(), &mut used);
         let proc = self.program.proc(self.proc);
         let mut out: Vec<SymId> = self
             .hoisted
@@ -1804,6 +2016,68 @@ fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
             });
         }
     });
+}
+
+/// Variables `stmts` may read before writing them (upward-exposed reads),
+/// over-approximated: a loop body or a branch may not run, so what it
+/// writes counts as written only inside it (both branches of an `if`, and
+/// a `do` body, count after them).
+fn exposed_reads(stmts: &[Stmt], written: &mut HashSet<SymId>, out: &mut HashSet<SymId>) {
+    let expr_reads = |e: &Expr, written: &HashSet<SymId>, out: &mut HashSet<SymId>| {
+        visit(e, &mut |x| {
+            if let ExprKind::Var(v) = x.kind
+                && !written.contains(&v)
+            {
+                out.insert(v);
+            }
+        });
+    };
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Loop { header, body } => match header {
+                LoopHeader::For { init, cond, step } => {
+                    exposed_reads(init, written, out);
+                    if let Some(c) = cond {
+                        expr_reads(c, written, out);
+                    }
+                    let mut inner = written.clone();
+                    exposed_reads(&body.stmts, &mut inner, out);
+                    exposed_reads(step, &mut inner, out);
+                }
+                LoopHeader::While { cond } => {
+                    expr_reads(cond, written, out);
+                    exposed_reads(&body.stmts, &mut written.clone(), out);
+                }
+                LoopHeader::DoWhile { cond } => {
+                    exposed_reads(&body.stmts, written, out);
+                    expr_reads(cond, written, out);
+                }
+            },
+            StmtKind::If { cond, then, other } => {
+                expr_reads(cond, written, out);
+                let mut a = written.clone();
+                exposed_reads(&then.stmts, &mut a, out);
+                let mut b = written.clone();
+                if let Some(o) = other {
+                    exposed_reads(&o.stmts, &mut b, out);
+                }
+                *written = a.intersection(&b).copied().collect();
+            }
+            StmtKind::Block(b) => exposed_reads(&b.stmts, written, out),
+            _ => {
+                // A simple statement reads (all of `reads`) before it
+                // writes; anything else is taken as reading everything it
+                // mentions and writing nothing.
+                let one = std::slice::from_ref(s);
+                let mut r = HashSet::new();
+                reads(one, &mut r);
+                out.extend(r.into_iter().filter(|v| !written.contains(v)));
+                if matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Call { .. }) {
+                    assigned_vars(one, written);
+                }
+            }
+        }
+    }
 }
 
 /// Drops assignments to the variables of `dead`, and the results of calls
@@ -2041,6 +2315,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 None => true,
             },
+            "isCanonicalFor" => self.stmt().is_some_and(|s| self.canonical_for(s).is_some()),
             "isActiveCall" => self
                 .stmt()
                 .is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
@@ -2530,6 +2805,128 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     }),
                     self.runtime_call("aioli_push_int", vec![self.var(c)], None),
                 ];
+                AVal::Code(self.tag(code, rule))
+            }
+            "canonical-for" => {
+                // `adjoint/for-canonical`, forward sweep: INIT_F, the loop
+                // with BODY_F, then what the backward sweep steps between.
+                arity(2, &args)?;
+                let body = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let init = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'canonical-for' outside a loop"))?;
+                let c = self
+                    .canonical_for(s)
+                    .ok_or_else(|| ApplyError::new("'canonical-for' on another loop"))?;
+                let StmtKind::Loop {
+                    header: LoopHeader::For { cond, step, .. },
+                    ..
+                } = &s.kind
+                else {
+                    return Err(ApplyError::new("'canonical-for' on another loop"));
+                };
+                let (cond, step) = (cond.clone(), step.clone());
+                let i = self.var(c.index);
+                let mut code = Vec::new();
+                let simple_init = matches!(init.as_slice(),
+                    [Stmt { kind: StmtKind::Assign { lhs, .. }, .. }]
+                        if matches!(lhs.kind, ExprKind::Var(v) if v == c.index));
+                let header_init = if c.first.is_some() && simple_init {
+                    init
+                } else {
+                    code.extend(init);
+                    Vec::new()
+                };
+                let first = match c.first {
+                    Some(_) => None,
+                    None => {
+                        let f = self.first_var(c.index)?;
+                        code.push(self.assign(self.var(f), i.clone(), AssignSugar::Plain));
+                        Some(f)
+                    }
+                };
+                code.push(self.mk(StmtKind::Loop {
+                    header: LoopHeader::For {
+                        init: header_init,
+                        cond,
+                        step,
+                    },
+                    body: self.block(body),
+                }));
+                match first {
+                    // The last index visited, exit − k (no overflow: see
+                    // `canonical_for`).
+                    None => {
+                        let k = self.int(c.step.abs());
+                        let op = if c.step > 0 { BinOp::Sub } else { BinOp::Add };
+                        let mut last = self.binary(op, i, k);
+                        last.ty = self.out.symbols[c.index.index()].ty.clone();
+                        last.ty.is_const = false;
+                        code.push(self.push_of(&last));
+                    }
+                    // The exit and first indices.
+                    Some(f) => {
+                        code.push(self.push_of(&i));
+                        code.push(self.push_of(&self.var(f)));
+                    }
+                }
+                AVal::Code(self.tag(code, rule))
+            }
+            "canonical-for-backward" => {
+                // `adjoint/for-canonical`, backward sweep: BODY_B for the
+                // indices of the forward sweep, last to first.
+                arity(1, &args)?;
+                let mut body = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'canonical-for-backward' outside a loop"))?;
+                let c = self
+                    .canonical_for(s)
+                    .ok_or_else(|| ApplyError::new("'canonical-for-backward' on another loop"))?;
+                let i = self.var(c.index);
+                let k = self.int(c.step.abs());
+                let (op, sugar) = match (c.step > 0, c.step.abs() == 1) {
+                    (true, true) => (BinOp::Sub, AssignSugar::Decrement),
+                    (true, false) => (BinOp::Sub, AssignSugar::Compound(BinOp::Sub)),
+                    (false, true) => (BinOp::Add, AssignSugar::Increment),
+                    (false, false) => (BinOp::Add, AssignSugar::Compound(BinOp::Add)),
+                };
+                let mut back = self.binary(op, i.clone(), k);
+                back.ty = i.ty.clone();
+                let step_back = self.assign(i.clone(), back, sugar);
+                let code = match c.first {
+                    Some(first) => {
+                        // for (i = last; i >= first; i -= k), `<=` for a
+                        // decreasing index.
+                        let test = if c.step > 0 { BinOp::Ge } else { BinOp::Le };
+                        let mut bound = self.int(first);
+                        bound.ty = i.ty.clone();
+                        let cond = self.binary(test, i.clone(), bound);
+                        vec![self.mk(StmtKind::Loop {
+                            header: LoopHeader::For {
+                                init: vec![self.pop_of(&i)],
+                                cond: Some(cond),
+                                step: vec![step_back],
+                            },
+                            body: self.block(body),
+                        })]
+                    }
+                    None => {
+                        // i = exit; while (i != first) { i -= k; BODY_B }
+                        let f = self.first_var(c.index)?;
+                        let cond = self.binary(BinOp::Ne, i.clone(), self.var(f));
+                        body.insert(0, step_back);
+                        vec![
+                            self.pop_of(&self.var(f)),
+                            self.pop_of(&i),
+                            self.mk(StmtKind::Loop {
+                                header: LoopHeader::While { cond },
+                                body: self.block(body),
+                            }),
+                        ]
+                    }
+                };
                 AVal::Code(self.tag(code, rule))
             }
             "replay-count" => {
