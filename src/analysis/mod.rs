@@ -86,6 +86,8 @@ pub struct Analysis<'a> {
     /// Zones active at some point of some procedure (`pred/diff`).
     pub diff_zones: Set,
     pub warnings: Vec<Diagnostic>,
+    /// The derivative code these results prepare.
+    pub mode: Mode,
     /// The call points of each callee, `(caller, point)`, built on first
     /// use by the predicates.
     pub(crate) call_index: std::cell::OnceCell<HashMap<ProcId, Vec<(ProcId, usize)>>>,
@@ -149,6 +151,7 @@ pub fn analyze_for<'a>(program: &'a Program, heads: &[Head], mode: Mode) -> Anal
         results: HashMap::new(),
         diff_zones: Set::new(),
         warnings: Vec::new(),
+        mode,
         call_index: std::cell::OnceCell::new(),
     };
     a.top_down(&sccs, mode);
@@ -605,6 +608,18 @@ impl<'a> Analysis<'a> {
         // Derivative uses and active points.
         r.deriv_use = vec![Set::new(); n];
         r.active = vec![false; n];
+        // Zones varied somewhere in the procedure: their adjoints may be
+        // nonzero wherever they are useful (`deriv-use/adjoint-reset`).
+        let varied_somewhere: Set = if self.mode == Mode::Adjoint {
+            r.varied_in
+                .iter()
+                .chain(r.varied_out.iter())
+                .flatten()
+                .copied()
+                .collect()
+        } else {
+            Set::new()
+        };
         for i in 0..n {
             let pt = &f.points[i];
             let active_after: Set = r.varied_out[i]
@@ -646,7 +661,13 @@ impl<'a> Analysis<'a> {
                         u.extend(needs.iter().copied());
                     }
                 }
-            } else if resets {
+            } else if resets
+                || pt
+                    .effect
+                    .writes
+                    .iter()
+                    .any(|w| r.useful_out[i].contains(w) && varied_somewhere.contains(w))
+            {
                 // The derivative of the overwritten zone is reset to zero.
                 r.active[i] = true;
                 r.deriv_use[i].extend(d.lhs_addr.iter().copied());

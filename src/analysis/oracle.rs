@@ -70,8 +70,18 @@ pub fn solve(analysis: &Analysis<'_>, proc: ProcId) -> ProcResult {
     // deriv-use/*, activity/active.
     r.deriv_use = vec![Set::new(); n];
     r.active = vec![false; n];
+    // `deriv-use/adjoint-reset`: in adjoint mode, a zone varied anywhere
+    // in the procedure may have a nonzero adjoint wherever it is useful.
+    let varied_anywhere: Set = if analysis.mode == crate::analysis::Mode::Adjoint {
+        (0..n)
+            .flat_map(|i| r.varied_in[i].iter().chain(r.varied_out[i].iter()))
+            .copied()
+            .collect()
+    } else {
+        Set::new()
+    };
     for i in 0..n {
-        let (active, uses) = derivative(f, &r, i);
+        let (active, uses) = derivative(f, &r, i, &varied_anywhere);
         r.active[i] = active;
         r.deriv_use[i] = uses;
     }
@@ -192,8 +202,10 @@ fn preimage(s: &Set, writes: &[Zone], rel: &[(Zone, Zone)]) -> Set {
 ///   reads (`deriv-use/partial`, `deriv-use/address`);
 /// - otherwise a point that writes a zone varied before it and useful after
 ///   it is active too: the derivative of that zone is reset to zero, which
-///   reads only the address of the written reference.
-fn derivative(f: &ProcFacts<'_>, r: &ProcResult, i: usize) -> (bool, Set) {
+///   reads only the address of the written reference; in adjoint mode, so
+///   is a point that writes a zone useful after it and varied anywhere in
+///   the procedure (`deriv-use/adjoint-reset`).
+fn derivative(f: &ProcFacts<'_>, r: &ProcResult, i: usize, varied_anywhere: &Set) -> (bool, Set) {
     let p = &f.points[i];
     let e = &p.effect;
     let active_before = |z: &Zone| r.varied_in[i].contains(z) && r.useful_in[i].contains(z);
@@ -224,7 +236,11 @@ fn derivative(f: &ProcFacts<'_>, r: &ProcResult, i: usize) -> (bool, Set) {
         .writes
         .iter()
         .any(|w| r.varied_in[i].contains(w) && r.useful_out[i].contains(w));
-    if resets {
+    let adjoint_reset = e
+        .writes
+        .iter()
+        .any(|w| varied_anywhere.contains(w) && r.useful_out[i].contains(w));
+    if resets || adjoint_reset {
         uses.extend(p.deriv.lhs_addr.iter().copied());
         return (true, uses);
     }
