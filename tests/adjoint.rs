@@ -655,3 +655,67 @@ fn every_rule_has_a_fixture_that_uses_it() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// The struct parts of the host (Rust, not rules), each with a fixture and
+/// a line its adjoint must contain. The numbers are checked with the other
+/// fixtures (`adjoint_agrees_with_the_tangent_and_divided_differences`).
+const STRUCT_PARTS: &[(&str, &str, &str)] = &[
+    (
+        "adjoint/struct-types",
+        "struct_pointer",
+        "void struct_pointer_b(State *st, State_b *stb, double k, double *kb)",
+    ),
+    (
+        "adjoint/struct-by-value",
+        "struct_nested",
+        "vb->x += vb_local.x;",
+    ),
+    (
+        "adjoint/struct-field-wise",
+        "struct_array",
+        "ptsb[i].x += oldb[i].x;",
+    ),
+    (
+        "adjoint/struct-result",
+        "struct_value",
+        "static void cross_bwd(Vec3 p, Vec3_b *pb, Vec3 q, Vec3_b *qb, Vec3_b crossb)",
+    ),
+    ("adjoint/struct-init", "struct_nested", "w.x = a * b.p.x;"),
+];
+
+#[test]
+fn struct_parts_appear_in_their_fixtures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let mut problems = Vec::new();
+    for (id, fixture, line) in STRUCT_PARTS {
+        match generate(&dir.join(format!("{fixture}.c")), false) {
+            Ok(g) if g.text.contains(line) => {}
+            Ok(_) => problems.push(format!("{id}: {fixture}_b.c has no line `{line}`")),
+            Err(e) => problems.push(format!("{id}: {fixture} is refused: {e}")),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `adjoint/struct-field-wise`: a struct whose adjoint has a pointer member
+/// is refused when copied as a whole, never differentiated wrongly.
+#[test]
+fn whole_struct_with_an_adjoint_pointer_member_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("copy_member.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='copy_member(y)/(s)' domain='s.n=3 s.data[3]=[-1,1] y[1]=[0,0]'\n\
+         typedef struct { int n; double *data; } Sig;\n\
+         void copy_member(Sig s, double *y)\n{\n    Sig t = s;\n    y[0] = t.data[0] * t.data[1];\n}\n",
+    )
+    .unwrap();
+    let err = match generate(&path, false) {
+        Ok(_) => panic!("a whole copy of a struct with an adjoint pointer member was accepted"),
+        Err(e) => e,
+    };
+    assert!(
+        err.contains("does not handle yet a whole struct value with a pointer or array member"),
+        "{err}"
+    );
+}

@@ -2346,7 +2346,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 else {
                     return Err(ApplyError::new("'alloc-adjoint' outside an allocation"));
                 };
-                let mut belem = elem.clone();
+                // An array of structs `T` has an adjoint array of `T_b`
+                // (`adjoint/struct-types`).
+                let mut belem = self.adjoint_type(elem);
                 strip_const(&mut belem);
                 let size = Expr::new(
                     ExprKind::SizeOfType(belem.clone()),
@@ -2355,7 +2357,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 );
                 let cast = match form {
                     crate::il::AllocForm::Malloc { cast, .. }
-                    | crate::il::AllocForm::Calloc { cast, .. } => cast.clone(),
+                    | crate::il::AllocForm::Calloc { cast, .. } => {
+                        cast.as_ref().map(|c| self.adjoint_type(c))
+                    }
                 };
                 let a = self.mk(StmtKind::Alloc {
                     target: tb,
