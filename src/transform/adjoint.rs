@@ -383,6 +383,14 @@ fn is_struct(program: &Program, ty: &QualType) -> bool {
     matches!(program.resolve(&ty.ty), Type::Struct(_))
 }
 
+/// The element type of an array of arrays, at the bottom.
+fn innermost(program: &Program, ty: &QualType) -> QualType {
+    match program.resolve(&ty.ty) {
+        Type::Array { elem, .. } => innermost(program, elem),
+        _ => ty.clone(),
+    }
+}
+
 /// A real, or a struct, pointer or array holding reals somewhere: what
 /// can carry an adjoint (`adjoint/struct-types`).
 fn has_real(program: &Program, ty: &QualType) -> bool {
@@ -1633,7 +1641,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             let init = match self.out.resolve(&ty.ty) {
                 Type::Real(_) => Some(Init::Expr(self.real(0.0, ty.clone()))),
                 Type::Int { .. } | Type::Pointer(_) => Some(Init::Expr(self.int(0))),
-                Type::Array { .. } | Type::Struct(_) => Some(self.zero_init(&ty)),
+                // A struct, or an array of structs: every field.
+                Type::Struct(_) => Some(self.zero_init(&ty)),
+                Type::Array { elem, .. } if is_struct(&self.out, &innermost(&self.out, elem)) => {
+                    Some(self.zero_init(&ty))
+                }
+                Type::Array { .. } => Some(Init::List(vec![Init::Expr(self.int(0))], self.span())),
                 _ => None,
             };
             decls.push(self.decl(s, ty, init));
