@@ -671,6 +671,11 @@ const STRUCT_PARTS: &[(&str, &str, &str)] = &[
         "vb->x += vb_local.x;",
     ),
     (
+        "adjoint/struct-by-value",
+        "struct_address",
+        "kick_bwd(&s, &sb_local, f, fb);",
+    ),
+    (
         "adjoint/struct-field-wise",
         "struct_array",
         "ptsb[i].x += oldb[i].x;",

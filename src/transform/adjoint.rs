@@ -548,10 +548,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         }
         for &s in &self.program.proc(p).params.clone() {
             let sym = self.program.sym(s);
-            // A by-value struct whose fields are assigned too
-            // (`adjoint/struct-by-value`).
-            let by_value_struct = is_struct(self.program, &sym.ty) && field_assigned.contains(&s);
-            if (assigned.contains(&s) || by_value_struct)
+            // A by-value real or struct that is assigned, a part of which
+            // is assigned, or whose address is taken (a callee may write
+            // it) (`adjoint/by-value`, `adjoint/struct-by-value`).
+            if (assigned.contains(&s) || field_assigned.contains(&s))
                 && (real_rank(self.program, &sym.ty) > 0 || is_struct(self.program, &sym.ty))
                 && self.diff.syms.contains(&s)
             {
@@ -1963,7 +1963,7 @@ fn prune_writes(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
 }
 
 /// Variables assigned as a whole somewhere in `stmts` (`out`), and those
-/// of which a part is assigned (`parts`).
+/// of which a part is assigned or whose address is taken (`parts`).
 fn assigned_vars(stmts: &[Stmt], out: &mut HashSet<SymId>, parts: &mut HashSet<SymId>) {
     crate::il::visit_stmts(stmts, &mut |s| {
         let target = match &s.kind {
@@ -1982,6 +1982,26 @@ fn assigned_vars(stmts: &[Stmt], out: &mut HashSet<SymId>, parts: &mut HashSet<S
         }
         if let Some(r) = target.and_then(super::names::root_sym) {
             parts.insert(r);
+        }
+        // Memory written through an address: `&s`, `&s.f`, or an array
+        // member `s.c` passed to a callee.
+        for e in super::names::stmt_exprs(s) {
+            visit(e, &mut |x| {
+                if let ExprKind::AddrOf(r) = &x.kind
+                    && let Some(v) = super::names::root_sym(r)
+                {
+                    parts.insert(v);
+                }
+            });
+        }
+        if let StmtKind::Call { args, .. } = &s.kind {
+            for a in args {
+                if matches!(a.ty.ty, Type::Pointer(_) | Type::Array { .. })
+                    && let Some(v) = super::names::root_sym(a)
+                {
+                    parts.insert(v);
+                }
+            }
         }
     });
 }
@@ -2015,7 +2035,6 @@ fn strip_const(ty: &mut QualType) {
         _ => {}
     }
 }
-
 
 impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
     type Val = AVal<'x>;
@@ -2936,7 +2955,8 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 let mut code = Vec::new();
                 let callee_ret = self.program.proc(*callee).ret.clone();
-                let valued = |ty: &QualType| real_rank(self.program, ty) > 0 || is_struct(self.program, ty);
+                let valued =
+                    |ty: &QualType| real_rank(self.program, ty) > 0 || is_struct(self.program, ty);
                 let result_has_adjoint = valued(&callee_ret) && self.diff.results.contains(callee);
                 if result_has_adjoint {
                     match result {

@@ -366,7 +366,10 @@ pub(super) fn derivative_types(
         let id = crate::il::StructId(out.structs.len() as u32);
         let orig = program.strukt(crate::il::StructId(s as u32));
         out.structs.push(StructDef {
-            tag: orig.tag.as_ref().map(|t| namer.fresh(&format!("{t}{suffix}"))),
+            tag: orig
+                .tag
+                .as_ref()
+                .map(|t| namer.fresh(&format!("{t}{suffix}"))),
             fields: Vec::new(),
             ..orig.clone()
         });
@@ -421,7 +424,12 @@ pub(super) fn derivative_types(
 
 /// `base.name` in the output program, `base` being of a (derivative)
 /// struct type (`tangent/ref-field`, `adjoint/ref-field`).
-pub(super) fn field_of(out: &Program, base: Expr, name: &str, span: Span) -> Result<Expr, ApplyError> {
+pub(super) fn field_of(
+    out: &Program,
+    base: Expr,
+    name: &str,
+    span: Span,
+) -> Result<Expr, ApplyError> {
     let Type::Struct(sid) = out.resolve(&base.ty.ty).clone() else {
         return Err(ApplyError::new(format!(
             "field '{name}' of a value that is not a struct"
