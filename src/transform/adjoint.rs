@@ -1606,8 +1606,23 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 };
                 let ty = self.out.symbols[local.index()].ty.clone();
                 let star = Expr::new(ExprKind::Deref(Box::new(self.var(b))), ty, self.span());
-                // A struct's private adjoint is added field by field.
-                body.extend(self.increment_all(star, self.var(local))?);
+                // A struct's private adjoint is added field by field; its
+                // adjoint pointer members follow the caller's from the
+                // start (`adjoint/struct-by-value`).
+                let pairs: Vec<(Expr, Expr)> = self
+                    .parts(star)
+                    .into_iter()
+                    .zip(self.parts(self.var(local)))
+                    .collect();
+                let mut follow = Vec::new();
+                for (caller, private) in pairs {
+                    if is_pointer(&self.out, &caller.ty) {
+                        follow.push(self.assign(private, caller, AssignSugar::Plain));
+                    } else {
+                        body.extend(self.increment_all(caller, private)?);
+                    }
+                }
+                body.splice(0..0, follow);
             }
         }
         all.append(&mut body);
