@@ -43,16 +43,7 @@ use std::path::{Path, PathBuf};
 /// overwrite inside an otherwise dead loop zeroes the adjoint of an
 /// independent used after the loop (`deriv-use/adjoint-reset`).
 /// Fixtures the adjoint mode refuses, with words of the refusal.
-const EXPECTED_REFUSALS: &[(&str, &str)] = &[
-    (
-        "struct_pointer",
-        "the adjoint mode does not handle active struct fields yet",
-    ),
-    (
-        "struct_value",
-        "the adjoint mode does not handle active struct parameters yet",
-    ),
-];
+const EXPECTED_REFUSALS: &[(&str, &str)] = &[];
 
 /// Which check a known-wrong fixture fails.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -123,6 +114,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/each-end", "fig12"),
     ("adjoint/ref-var", "fig7"),
     ("adjoint/ref-index", "fig7"),
+    ("adjoint/ref-field", "struct_pointer"),
     ("adjoint/ref-deref", "fig7"),
     ("adjoint/ref-addr", "call_repeated"),
     ("adjoint/ref-offset", "alias_readonly"),
@@ -649,4 +641,73 @@ fn every_rule_has_a_fixture_that_uses_it() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The struct parts of the host (Rust, not rules), each with a fixture and
+/// a line its adjoint must contain. The numbers are checked with the other
+/// fixtures (`adjoint_agrees_with_the_tangent_and_divided_differences`).
+const STRUCT_PARTS: &[(&str, &str, &str)] = &[
+    (
+        "adjoint/struct-types",
+        "struct_pointer",
+        "void struct_pointer_b(State *st, State_b *stb, double k, double *kb)",
+    ),
+    (
+        "adjoint/struct-by-value",
+        "struct_nested",
+        "vb->x += vb_local.x;",
+    ),
+    (
+        "adjoint/struct-by-value",
+        "struct_address",
+        "kick_bwd(&s, &sb_local, f, fb);",
+    ),
+    (
+        "adjoint/struct-field-wise",
+        "struct_array",
+        "ptsb[i].x += oldb[i].x;",
+    ),
+    (
+        "adjoint/struct-result",
+        "struct_value",
+        "static void cross_bwd(Vec3 p, Vec3_b *pb, Vec3 q, Vec3_b *qb, Vec3_b crossb)",
+    ),
+    ("adjoint/struct-init", "struct_nested", "w.x = a * b.p.x;"),
+];
+
+#[test]
+fn struct_parts_appear_in_their_fixtures() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let mut problems = Vec::new();
+    for (id, fixture, line) in STRUCT_PARTS {
+        match generate(&dir.join(format!("{fixture}.c")), false) {
+            Ok(g) if g.text.contains(line) => {}
+            Ok(_) => problems.push(format!("{id}: {fixture}_b.c has no line `{line}`")),
+            Err(e) => problems.push(format!("{id}: {fixture} is refused: {e}")),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// `adjoint/struct-field-wise`: a struct whose adjoint has a pointer member
+/// is refused when copied as a whole, never differentiated wrongly.
+#[test]
+fn whole_struct_with_an_adjoint_pointer_member_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("copy_member.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='copy_member(y)/(s)' domain='s.n=3 s.data[3]=[-1,1] y[1]=[0,0]'\n\
+         typedef struct { int n; double *data; } Sig;\n\
+         void copy_member(Sig s, double *y)\n{\n    Sig t = s;\n    y[0] = t.data[0] * t.data[1];\n}\n",
+    )
+    .unwrap();
+    let err = match generate(&path, false) {
+        Ok(_) => panic!("a whole copy of a struct with an adjoint pointer member was accepted"),
+        Err(e) => e,
+    };
+    assert!(
+        err.contains("does not handle yet a whole struct value with a pointer or array member"),
+        "{err}"
+    );
 }

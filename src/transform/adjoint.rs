@@ -13,8 +13,11 @@
 //! - What the rules do not cover yet is refused up front with a message
 //!   and a location (`adjoint/refuse`).
 
-use super::names::{DiffSets, Namer, is_pointer};
-use super::tangent::{binop_name, binop_of, is_one, is_zero, leaf_type, real_of_rank, real_rank};
+use super::names::{DiffSets, DiffTypes, Namer, is_pointer};
+use super::tangent::{
+    binop_name, binop_of, derivative_types, field_of, is_one, is_zero, leaf_type, real_of_rank,
+    real_rank,
+};
 use crate::analysis::blocks::Set;
 use crate::analysis::head::Head;
 use crate::analysis::locs::{ObjKind, Zone};
@@ -153,6 +156,9 @@ pub fn adjoint_trace(
     }
     let mut out = program.clone();
     let mut namer = Namer::of(program);
+    let diff = DiffSets::of(a, &a.order);
+    // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
+    let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
     let mut runtime = HashMap::new();
     for (name, ret, params) in RUNTIME {
         let id = ProcId(out.procs.len() as u32);
@@ -214,13 +220,14 @@ pub fn adjoint_trace(
         }
         aprocs.insert(p, procs);
     }
-    let diff = DiffSets::of(a, &a.order);
     let mut host = AdjointHost {
         a,
         program,
         out,
         namer,
         diff,
+        types,
+        type_items,
         aprocs,
         heads,
         runtime,
@@ -308,15 +315,6 @@ fn refuse_unsupported(
             ),
         ))
     };
-    for &s in &proc.params {
-        if has_struct(program, &program.sym(s).ty)
-            && a.locs
-                .object_zones(a.locs.of_sym(s))
-                .any(|z| a.is_diff_zone(z))
-        {
-            return err(program.sym(s).span, "active struct parameters");
-        }
-    }
     let body = proc
         .body
         .as_ref()
@@ -347,15 +345,9 @@ fn refuse_unsupported(
                         "internal error: an early return reached the adjoint rules",
                     ));
                 }
-                StmtKind::Assign { lhs, .. } if has_struct(program, &lhs.ty) => {
-                    return err(s.span, "assignments of whole structs");
-                }
                 StmtKind::Decl { vars, storage, .. } => {
                     for d in vars {
                         let ty = &program.sym(d.sym).ty;
-                        if has_struct(program, ty) {
-                            return err(s.span, "local struct variables");
-                        }
                         if *storage == Storage::Static {
                             return err(s.span, "static local variables");
                         }
@@ -390,11 +382,6 @@ fn refuse_unsupported(
                 StmtKind::Block(b) => walk(a, p, &b.stmts, false, err)?,
                 _ => {}
             }
-            for e in super::names::stmt_exprs(s) {
-                if has_active_struct_ref(a, p, e) {
-                    return err(s.span, "active struct fields");
-                }
-            }
         }
         Ok(())
     }
@@ -408,24 +395,23 @@ fn called_by_diff(a: &Analysis<'_>, p: ProcId) -> bool {
         .any(|(caller, f)| a.is_diff_proc(*caller) && f.calls.values().any(|c| c.callee == Some(p)))
 }
 
-fn has_struct(program: &Program, ty: &QualType) -> bool {
+/// Is `ty` a struct (a value, not a pointer to one)?
+fn is_struct(program: &Program, ty: &QualType) -> bool {
+    matches!(program.resolve(&ty.ty), Type::Struct(_))
+}
+
+/// The element type of an array of arrays, at the bottom.
+fn innermost(program: &Program, ty: &QualType) -> QualType {
     match program.resolve(&ty.ty) {
-        Type::Struct(_) => true,
-        Type::Pointer(t) | Type::Array { elem: t, .. } => has_struct(program, t),
-        _ => false,
+        Type::Array { elem, .. } => innermost(program, elem),
+        _ => ty.clone(),
     }
 }
 
-fn has_active_struct_ref(a: &Analysis<'_>, p: ProcId, e: &Expr) -> bool {
-    let mut found = false;
-    visit(e, &mut |x| {
-        if let ExprKind::Field { .. } = &x.kind
-            && a.is_diff(p, x)
-        {
-            found = true;
-        }
-    });
-    found
+/// A real, or a struct, pointer or array holding reals somewhere: what
+/// can carry an adjoint (`adjoint/struct-types`).
+fn has_real(program: &Program, ty: &QualType) -> bool {
+    real_rank(program, ty) > 0 || program.contains_real(&ty.ty)
 }
 
 /// `e` without the conversions around it.
@@ -536,6 +522,10 @@ struct AdjointHost<'x, 'a> {
     out: Program,
     namer: Namer,
     diff: DiffSets,
+    /// Original struct types → their adjoint types `T_b`.
+    types: DiffTypes,
+    /// The `T_b` items to add after each original type item (by index).
+    type_items: HashMap<usize, Vec<ItemKind>>,
     aprocs: HashMap<ProcId, AdjointProcs>,
     heads: HashSet<ProcId>,
     runtime: HashMap<&'static str, ProcId>,
@@ -604,27 +594,35 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         }
         self.private_adjoints.clear();
         let mut assigned = HashSet::new();
+        let mut field_assigned = HashSet::new();
         if let Some(b) = &self.program.proc(p).body {
-            assigned_vars(&b.stmts, &mut assigned);
+            assigned_vars(&b.stmts, &mut assigned, &mut field_assigned);
         }
         for &s in &self.program.proc(p).params.clone() {
             let sym = self.program.sym(s);
-            if assigned.contains(&s)
-                && real_rank(self.program, &sym.ty) > 0
+            // A by-value real or struct that is assigned, a part of which
+            // is assigned, or whose address is taken (a callee may write
+            // it) (`adjoint/by-value`, `adjoint/struct-by-value`).
+            if (assigned.contains(&s) || field_assigned.contains(&s))
+                && (real_rank(self.program, &sym.ty) > 0 || is_struct(self.program, &sym.ty))
                 && self.diff.syms.contains(&s)
             {
                 let name = self.namer.fresh_local(&format!("{}b_local", sym.name));
-                let ty = sym.ty.clone();
-                let mut ty = ty;
+                let mut ty = self.types.of(self.program, &sym.ty);
                 ty.is_const = false;
                 let local = self.new_sym(&name, ty.clone(), SymKind::Local);
-                let zero = Init::Expr(self.real(0.0, ty));
+                let zero = self.zero_init(&ty);
                 self.locals.push((local, Some(zero)));
                 self.private_adjoints.insert(s, local);
             }
         }
         let proc = self.program.proc(p);
-        if real_rank(self.program, &proc.ret) > 0 && self.diff.results.contains(&p) {
+        if is_struct(self.program, &proc.ret) && self.diff.results.contains(&p) {
+            // `adjoint/struct-result`: a struct result's adjoint, by value.
+            let ty = self.types.of(self.program, &proc.ret);
+            let name = self.namer.fresh_local(&format!("{}b", proc.name));
+            self.result_adjoint = Some(self.new_sym(&name, ty, SymKind::Param));
+        } else if real_rank(self.program, &proc.ret) > 0 && self.diff.results.contains(&p) {
             let ty = real_of_rank(real_rank(self.program, &proc.ret));
             let name = self.namer.fresh_local(&format!("{}b", proc.name));
             self.result_adjoint = Some(self.new_sym(&name, ty, SymKind::Param));
@@ -991,6 +989,103 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         }
     }
 
+    /// The parts of a value, field by field for a struct (nested structs
+    /// recursively); any other value is its own single part
+    /// (`adjoint/struct-field-wise`).
+    fn parts(&self, e: Expr) -> Vec<Expr> {
+        match self.out.resolve(&e.ty.ty).clone() {
+            Type::Struct(sid) => {
+                let names: Vec<String> = self
+                    .out
+                    .strukt(sid)
+                    .fields
+                    .iter()
+                    .map(|f| f.name.clone())
+                    .collect();
+                names
+                    .iter()
+                    .filter_map(|n| field_of(&self.out, e.clone(), n, self.span()).ok())
+                    .flat_map(|f| self.parts(f))
+                    .collect()
+            }
+            _ => vec![e],
+        }
+    }
+
+    /// The real parts of an adjoint value (a real, or a `T_b` struct field
+    /// by field); a pointer or array member has no adjoint value to add:
+    /// refused (`adjoint/struct-field-wise`).
+    fn real_parts(&self, e: Expr) -> Result<Vec<Expr>, ApplyError> {
+        let parts = self.parts(e);
+        for p in &parts {
+            if real_rank(&self.out, &p.ty) == 0 {
+                return Err(ApplyError::new(
+                    "the adjoint mode does not handle yet a whole struct value with a pointer or array member that has an adjoint (copied, passed or returned by value)",
+                ));
+            }
+        }
+        Ok(parts)
+    }
+
+    /// Pushes of a value: a struct field by field (`adjoint/struct-field-wise`).
+    fn push_all(&self, r: &Expr) -> Vec<Stmt> {
+        self.parts(r.clone())
+            .iter()
+            .map(|p| self.push_of(p))
+            .collect()
+    }
+
+    /// The pops matching [`push_all`](Self::push_all), in reverse order.
+    fn pop_all(&self, r: &Expr) -> Vec<Stmt> {
+        self.parts(r.clone())
+            .iter()
+            .rev()
+            .map(|p| self.pop_of(p))
+            .collect()
+    }
+
+    /// `r := 0` for an adjoint reference, field by field for a `T_b`.
+    fn zero_all(&self, r: Expr) -> Result<Vec<Stmt>, ApplyError> {
+        Ok(self
+            .real_parts(r)?
+            .into_iter()
+            .map(|p| {
+                let zero = self.real(0.0, p.ty.clone());
+                self.assign(p, zero, AssignSugar::Plain)
+            })
+            .collect())
+    }
+
+    /// `r += v` for adjoint values, field by field for a `T_b`.
+    fn increment_all(&self, r: Expr, v: Expr) -> Result<Vec<Stmt>, ApplyError> {
+        let rs = self.real_parts(r)?;
+        let vs = self.real_parts(v)?;
+        if rs.len() != vs.len() {
+            return Err(ApplyError::new(
+                "internal error: an adjoint increment between different struct types",
+            ));
+        }
+        Ok(rs
+            .into_iter()
+            .zip(vs)
+            .map(|(r, v)| {
+                let rhs = self.binary(BinOp::Add, r.clone(), v);
+                self.assign(r, rhs, AssignSugar::Compound(BinOp::Add))
+            })
+            .collect())
+    }
+
+    /// The adjoint type of a value of type `ty` (of the original program or
+    /// already an adjoint type): `T_b` for a struct `T`.
+    fn adjoint_type(&self, ty: &QualType) -> QualType {
+        if let Type::Struct(s) = self.out.resolve(&ty.ty)
+            && self.types.structs.values().any(|d| d == s)
+        {
+            return ty.clone();
+        }
+        self.types.of(self.program, ty)
+    }
+
     fn push_of(&self, r: &Expr) -> Stmt {
         let resolved = self.out.resolve(&r.ty.ty).clone();
         match resolved {
@@ -1068,7 +1163,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 orig.name
             )));
         }
-        let mut ty = orig.ty.clone();
+        // `adjoint/struct-types`: a struct's adjoint has type `T_b`.
+        let mut ty = self.types.of(self.program, &orig.ty);
         ty.is_const = false;
         strip_const(&mut ty);
         let id = if orig.kind == SymKind::Global {
@@ -1094,14 +1190,23 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         Ok(id)
     }
 
+    /// A zero initialiser shaped like the type: `0.0`, `{0.0}`, and for a
+    /// struct every field (so -Wmissing-field-initializers stays quiet).
     fn zero_init(&self, ty: &QualType) -> Init {
-        match self.out.resolve(&ty.ty) {
-            Type::Array { .. } => Init::List(
-                vec![Init::Expr(self.real(0.0, QualType::double()))],
+        match self.out.resolve(&ty.ty).clone() {
+            Type::Array { elem, .. } => Init::List(vec![self.zero_init(&elem)], self.span()),
+            Type::Struct(sid) => Init::List(
+                self.out
+                    .strukt(sid)
+                    .fields
+                    .iter()
+                    .map(|f| self.zero_init(&f.ty))
+                    .collect(),
                 self.span(),
             ),
-            Type::Pointer(_) => Init::Expr(self.int(0)),
-            _ => Init::Expr(self.real(0.0, ty.clone())),
+            Type::Pointer(_) | Type::Int { .. } => Init::Expr(self.int(0)),
+            Type::Real(_) => Init::Expr(self.real(0.0, ty.clone())),
+            _ => Init::Expr(self.int(0)),
         }
     }
 
@@ -1113,9 +1218,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let b = self.bsym(s)?;
         let e = self.var(b);
         let orig = self.program.sym(s);
-        // A real passed by value has a pointer adjoint parameter.
+        // A real (or struct) passed by value has a pointer adjoint parameter.
         if orig.kind == SymKind::Param && !is_pointer(self.program, &orig.ty) {
-            let ty = orig.ty.clone();
+            let ty = match self.out.resolve(&e.ty.ty) {
+                Type::Pointer(t) => (**t).clone(),
+                _ => orig.ty.clone(),
+            };
             return Ok(Expr::new(ExprKind::Deref(Box::new(e)), ty, self.span()));
         }
         Ok(e)
@@ -1179,11 +1287,28 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             return false;
         };
         let ty = &self.program.sym(s).ty;
-        let realish = real_rank(self.program, ty) > 0 || pointee_real(self.program, ty);
-        realish && self.a.is_diff_formal_arg(p, i)
+        has_real(self.program, ty) && self.a.is_diff_formal_arg(p, i)
     }
 
     fn temp(&mut self, ty: &QualType, key: String) -> SymId {
+        if let Type::Struct(sid) = self.out.resolve(&ty.ty).clone() {
+            // A `T_b` temporary for a struct's adjoint.
+            let bty = self.adjoint_type(ty);
+            let key = format!("{key}/struct{}", sid.index());
+            if let Some(&t) = self.temps.get(&key) {
+                return t;
+            }
+            let base = if key.starts_with("arg") {
+                "argb"
+            } else {
+                "tempb"
+            };
+            let name = self.namer.fresh_local(base);
+            let t = self.new_sym(&name, bty, SymKind::Local);
+            self.locals.push((t, None));
+            self.temps.insert(key, t);
+            return t;
+        }
         let rank = real_rank(&self.out, ty).max(1);
         let key = format!("{key}/{rank}");
         if let Some(&t) = self.temps.get(&key) {
@@ -1196,6 +1321,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         };
         let name = self.namer.fresh_local(base);
         let t = self.new_sym(&name, real_of_rank(rank), SymKind::Local);
+        self.locals.push((t, None));
+        self.temps.insert(key, t);
+        t
+    }
+
+    /// A temporary of an original struct type: a struct result computed
+    /// before the old value of its target is saved (`adjoint/call-split`).
+    fn primal_temp(&mut self, ty: &QualType) -> SymId {
+        let key = format!("primal/{:?}", ty.ty);
+        if let Some(&t) = self.temps.get(&key) {
+            return t;
+        }
+        let name = self.namer.fresh_local("aioli_result");
+        let mut ty = ty.clone();
+        ty.is_const = false;
+        let t = self.new_sym(&name, ty, SymKind::Local);
         self.locals.push((t, None));
         self.temps.insert(key, t);
         t
@@ -1459,7 +1600,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             ExprKind::Index { base, index } => {
                 View::Node("index", vec![AVal::Expr(base), AVal::Expr(index)])
             }
-            ExprKind::Field { base, .. } => View::Node("field", vec![AVal::Expr(base)]),
+            ExprKind::Field {
+                base,
+                strukt,
+                field,
+            } => View::Node(
+                "field",
+                vec![
+                    AVal::Expr(base),
+                    AVal::Atom(
+                        self.program
+                            .field_name(*strukt, *field)
+                            .unwrap_or("")
+                            .into(),
+                    ),
+                ],
+            ),
             ExprKind::Deref(p) => View::Node("deref", vec![AVal::Expr(p)]),
             ExprKind::AddrOf(r) => View::Node("addr", vec![AVal::Expr(r)]),
             ExprKind::Unary { op, arg } => View::Node(
@@ -1649,7 +1805,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         mut body: Vec<Stmt>,
         prologue: Vec<Stmt>,
         with_adjoints: bool,
-    ) {
+    ) -> Result<(), ApplyError> {
         let orig = self.program.proc(self.proc).clone();
         let mut all = prologue;
         if with_adjoints {
@@ -1666,13 +1822,25 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 let Some(&b) = self.bsyms.get(&p) else {
                     continue;
                 };
-                let ty = self.program.sym(p).ty.clone();
+                let ty = self.out.symbols[local.index()].ty.clone();
                 let star = Expr::new(ExprKind::Deref(Box::new(self.var(b))), ty, self.span());
-                body.push(self.assign(
-                    star.clone(),
-                    self.binary(BinOp::Add, star, self.var(local)),
-                    AssignSugar::Compound(BinOp::Add),
-                ));
+                // A struct's private adjoint is added field by field; its
+                // adjoint pointer members follow the caller's from the
+                // start (`adjoint/struct-by-value`).
+                let pairs: Vec<(Expr, Expr)> = self
+                    .parts(star)
+                    .into_iter()
+                    .zip(self.parts(self.var(local)))
+                    .collect();
+                let mut follow = Vec::new();
+                for (caller, private) in pairs {
+                    if is_pointer(&self.out, &caller.ty) {
+                        follow.push(self.assign(private, caller, AssignSugar::Plain));
+                    } else {
+                        body.extend(self.increment_all(caller, private)?);
+                    }
+                }
+                body.splice(0..0, follow);
             }
         }
         all.append(&mut body);
@@ -1721,6 +1889,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             let init = match self.out.resolve(&ty.ty) {
                 Type::Real(_) => Some(Init::Expr(self.real(0.0, ty.clone()))),
                 Type::Int { .. } | Type::Pointer(_) => Some(Init::Expr(self.int(0))),
+                // A struct, or an array of structs: every field.
+                Type::Struct(_) => Some(self.zero_init(&ty)),
+                Type::Array { elem, .. } if is_struct(&self.out, &innermost(&self.out, elem)) => {
+                    Some(self.zero_init(&ty))
+                }
                 Type::Array { .. } => Some(Init::List(vec![Init::Expr(self.int(0))], self.span())),
                 _ => None,
             };
@@ -1760,6 +1933,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 .unwrap_or_default(),
             span: orig.body.as_ref().map(|b| b.span).unwrap_or(orig.span),
         });
+        Ok(())
     }
 
     /// The adjoint of an original reference (`ref` relation).
@@ -1862,7 +2036,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             comments: Comments::default(),
             file,
         };
-        for item in &program.items {
+        for (index, item) in program.items.iter().enumerate() {
             let is_preamble = matches!(
                 item.kind,
                 ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. } | ItemKind::MacroLine(_)
@@ -1926,7 +2100,16 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                         ..item.clone()
                     });
                 }
-                _ => items.push(item.clone()),
+                _ => {
+                    items.push(item.clone());
+                    for kind in self.type_items.remove(&index).unwrap_or_default() {
+                        items.push(Item {
+                            kind,
+                            comments: Default::default(),
+                            ..item.clone()
+                        });
+                    }
+                }
             }
         }
         if !header_done {
@@ -2006,7 +2189,7 @@ fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
             _ => None,
         };
         for e in super::names::stmt_exprs(s) {
-            if skip.is_some_and(|k| std::ptr::eq(k, e)) && matches!(e.kind, ExprKind::Var(_)) {
+            if skip.is_some_and(|k| std::ptr::eq(k, e)) && var_path_root(e).is_some() {
                 continue;
             }
             visit(e, &mut |x| {
@@ -2073,27 +2256,30 @@ fn exposed_reads(stmts: &[Stmt], written: &mut HashSet<SymId>, out: &mut HashSet
                 reads(one, &mut r);
                 out.extend(r.into_iter().filter(|v| !written.contains(v)));
                 if matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Call { .. }) {
-                    assigned_vars(one, written);
+                    assigned_vars(one, written, &mut HashSet::new());
                 }
             }
         }
     }
 }
 
-/// Drops assignments to the variables of `dead`, and the results of calls
-/// stored into them.
+/// The variable of `v` or `v.f.g` (a struct field is a part of it).
+fn var_path_root(e: &Expr) -> Option<SymId> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Field { base, .. } => var_path_root(base),
+        _ => None,
+    }
+}
+
+/// Drops assignments to the variables of `dead` (or their fields), and the
+/// results of calls stored into them.
 fn prune_writes(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
-    stmts.retain(|s| {
-        !matches!(&s.kind, StmtKind::Assign { lhs, .. }
-            if matches!(lhs.kind, ExprKind::Var(v) if dead.contains(&v)))
-    });
+    let is_dead = |e: &Expr| var_path_root(e).is_some_and(|v| dead.contains(&v));
+    stmts.retain(|s| !matches!(&s.kind, StmtKind::Assign { lhs, .. } if is_dead(lhs)));
     for s in stmts.iter_mut() {
         match &mut s.kind {
-            StmtKind::Call { result, .. }
-                if result
-                    .as_ref()
-                    .is_some_and(|r| matches!(r.kind, ExprKind::Var(v) if dead.contains(&v))) =>
-            {
+            StmtKind::Call { result, .. } if result.as_ref().is_some_and(is_dead) => {
                 *result = None;
             }
             StmtKind::If { then, other, .. } => {
@@ -2115,8 +2301,9 @@ fn prune_writes(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
     }
 }
 
-/// Variables assigned as a whole somewhere in `stmts`.
-fn assigned_vars(stmts: &[Stmt], out: &mut HashSet<SymId>) {
+/// Variables assigned as a whole somewhere in `stmts` (`out`), and those
+/// of which a part is assigned or whose address is taken (`parts`).
+fn assigned_vars(stmts: &[Stmt], out: &mut HashSet<SymId>, parts: &mut HashSet<SymId>) {
     crate::il::visit_stmts(stmts, &mut |s| {
         let target = match &s.kind {
             StmtKind::Assign { lhs, .. } => Some(lhs),
@@ -2131,6 +2318,29 @@ fn assigned_vars(stmts: &[Stmt], out: &mut HashSet<SymId>) {
         }) = target
         {
             out.insert(*v);
+        }
+        if let Some(r) = target.and_then(super::names::root_sym) {
+            parts.insert(r);
+        }
+        // Memory written through an address: `&s`, `&s.f`, or an array
+        // member `s.c` passed to a callee.
+        for e in super::names::stmt_exprs(s) {
+            visit(e, &mut |x| {
+                if let ExprKind::AddrOf(r) = &x.kind
+                    && let Some(v) = super::names::root_sym(r)
+                {
+                    parts.insert(v);
+                }
+            });
+        }
+        if let StmtKind::Call { args, .. } = &s.kind {
+            for a in args {
+                if matches!(a.ty.ty, Type::Pointer(_) | Type::Array { .. })
+                    && let Some(v) = super::names::root_sym(a)
+                {
+                    parts.insert(v);
+                }
+            }
         }
     });
 }
@@ -2162,15 +2372,6 @@ fn strip_const(ty: &mut QualType) {
     match &mut ty.ty {
         Type::Pointer(t) | Type::Array { elem: t, .. } => strip_const(t),
         _ => {}
-    }
-}
-
-fn pointee_real(program: &Program, ty: &QualType) -> bool {
-    match program.resolve(&ty.ty) {
-        Type::Pointer(t) | Type::Array { elem: t, .. } => {
-            real_rank(program, t) > 0 || pointee_real(program, t)
-        }
-        _ => false,
     }
 }
 
@@ -2333,12 +2534,17 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             },
             "isActiveExpr" => match (orig_expr(subject), self.stmt()) {
                 (Some(e), Some(s)) => {
-                    real_rank(self.program, &e.ty) > 0 && self.a.is_active_expr(self.proc, s.id, e)
+                    (real_rank(self.program, &e.ty) > 0 || is_struct(self.program, &e.ty))
+                        && self.a.is_active_expr(self.proc, s.id, e)
                 }
                 _ => false,
             },
             "isRef" => orig_expr(subject).is_some_and(|e| self.a.is_ref(e)),
             "isReal" => orig_expr(subject).is_some_and(|e| real_rank(self.program, &e.ty) > 0),
+            // A real or a struct: passed by value (`adjoint/arg-ref-value`).
+            "isByValue" => orig_expr(subject).is_some_and(|e| {
+                real_rank(self.program, &e.ty) > 0 || is_struct(self.program, &e.ty)
+            }),
             "isExpr" => matches!(subject, AVal::Expr(_)),
             "isPointer" => match subject {
                 AVal::Sym(v) => is_pointer(self.program, &self.program.sym(*v).ty),
@@ -2346,16 +2552,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             },
             "isDiff" if matches!(subject, AVal::Sym(_)) => match subject {
                 AVal::Sym(v) => {
-                    let ty = &self.program.sym(*v).ty;
-                    self.diff.syms.contains(v)
-                        && (real_rank(self.program, ty) > 0 || pointee_real(self.program, ty))
+                    self.diff.syms.contains(v) && has_real(self.program, &self.program.sym(*v).ty)
                 }
                 _ => false,
             },
-            "isDiff" => orig_expr(subject).is_some_and(|e| {
-                (real_rank(self.program, &e.ty) > 0 || pointee_real(self.program, &e.ty))
-                    && self.is_diff_address(e)
-            }),
+            "isDiff" => orig_expr(subject)
+                .is_some_and(|e| has_real(self.program, &e.ty) && self.is_diff_address(e)),
             "isNone" => matches!(subject, AVal::Atom(a) if &**a == "none"),
             "mayOverlapRhs" => match self.stmt().map(|s| &s.kind) {
                 Some(StmtKind::Assign { lhs, rhs, .. }) => {
@@ -2516,7 +2718,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 else {
                     return Err(ApplyError::new("'alloc-adjoint' outside an allocation"));
                 };
-                let mut belem = elem.clone();
+                // An array of structs `T` has an adjoint array of `T_b`
+                // (`adjoint/struct-types`).
+                let mut belem = self.adjoint_type(elem);
                 strip_const(&mut belem);
                 let size = Expr::new(
                     ExprKind::SizeOfType(belem.clone()),
@@ -2525,7 +2729,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 );
                 let cast = match form {
                     crate::il::AllocForm::Malloc { cast, .. }
-                    | crate::il::AllocForm::Calloc { cast, .. } => cast.clone(),
+                    | crate::il::AllocForm::Calloc { cast, .. } => {
+                        cast.as_ref().map(|c| self.adjoint_type(c))
+                    }
                 };
                 let a = self.mk(StmtKind::Alloc {
                     target: tb,
@@ -2555,12 +2761,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             }
             "push-restore" => {
                 let refs = self.saved_refs()?;
-                let code = refs.iter().map(|r| self.push_of(r)).collect();
+                let code = refs.iter().flat_map(|r| self.push_all(r)).collect();
                 AVal::Code(self.tag(code, rule))
             }
             "pop-restore" => {
                 let refs = self.saved_refs()?;
-                let code = refs.iter().rev().map(|r| self.pop_of(r)).collect();
+                let code = refs.iter().rev().flat_map(|r| self.pop_all(r)).collect();
                 AVal::Code(self.tag(code, rule))
             }
             "push-var" | "pop-var" => {
@@ -2570,11 +2776,11 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 };
                 let code = if self.must_save_sym(v) {
                     let e = self.var(v);
-                    vec![if head == "push-var" {
-                        self.push_of(&e)
+                    if head == "push-var" {
+                        self.push_all(&e)
                     } else {
-                        self.pop_of(&e)
-                    }]
+                        self.pop_all(&e)
+                    }
                 } else {
                     Vec::new()
                 };
@@ -2588,6 +2794,43 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let var = self.var(v);
                 let mut code = Vec::new();
                 match &args[1] {
+                    AVal::Init(Init::List(items, _))
+                        if let Type::Struct(sid) = self.out.resolve(&var.ty.ty).clone() =>
+                    {
+                        // `adjoint/struct-init`: field k := item k, the
+                        // fields without an item := 0, as C does.
+                        let fields = self.out.strukt(sid).fields.clone();
+                        for (k, f) in fields.iter().enumerate() {
+                            let lhs = Expr::new(
+                                ExprKind::Field {
+                                    base: Box::new(var.clone()),
+                                    strukt: sid,
+                                    field: k,
+                                },
+                                f.ty.clone(),
+                                self.span(),
+                            );
+                            let rhs = match items.get(k) {
+                                Some(Init::Expr(e)) => e.clone(),
+                                None if real_rank(&self.out, &f.ty) > 0 => {
+                                    self.real(0.0, f.ty.clone())
+                                }
+                                None if matches!(
+                                    self.out.resolve(&f.ty.ty),
+                                    Type::Int { .. } | Type::Pointer(_)
+                                ) =>
+                                {
+                                    self.int(0)
+                                }
+                                _ => {
+                                    return Err(ApplyError::new(
+                                        "the adjoint mode does not handle nested initialiser lists yet",
+                                    ));
+                                }
+                            };
+                            code.push(self.assign(lhs, rhs, AssignSugar::Plain));
+                        }
+                    }
                     AVal::Init(Init::List(items, _)) => {
                         let elem = match &self.out.symbols[v.index()].ty.ty {
                             Type::Array { elem, .. } => (**elem).clone(),
@@ -2686,6 +2929,11 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     Type::Array { elem, .. } => (**elem).clone(),
                     _ => QualType::double(),
                 };
+                // `adjoint/struct-init`: item k's adjoint is that of field k.
+                let primal_struct = match self.program.resolve(&self.program.sym(v).ty.ty) {
+                    Type::Struct(sid) => Some(*sid),
+                    _ => None,
+                };
                 let rules = self.rules;
                 let mut code = Vec::new();
                 for (k, it) in items.iter().enumerate().rev() {
@@ -2694,21 +2942,30 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                             "the adjoint mode does not handle nested initialiser lists yet",
                         ));
                     };
-                    let vbk = Expr::new(
-                        ExprKind::Index {
-                            base: Box::new(vb.clone()),
-                            index: Box::new(self.int(k as i64)),
-                        },
-                        elem.clone(),
-                        self.span(),
-                    );
+                    let vbk = match primal_struct {
+                        Some(sid) => {
+                            let name = self.program.strukt(sid).fields[k].name.clone();
+                            match field_of(&self.out, vb.clone(), &name, self.span()) {
+                                Ok(f) => f,
+                                // A field never active: no adjoint to give.
+                                Err(_) => continue,
+                            }
+                        }
+                        None => Expr::new(
+                            ExprKind::Index {
+                                base: Box::new(vb.clone()),
+                                index: Box::new(self.int(k as i64)),
+                            },
+                            elem.clone(),
+                            self.span(),
+                        ),
+                    };
                     let with =
                         AVal::With(Box::new(AVal::Expr(e)), Box::new(AVal::New(vbk.clone())));
                     for r in engine::apply(rules, self, "adj", &with)? {
                         code.extend(self.code_of(r)?);
                     }
-                    let zero = self.real(0.0, elem.clone());
-                    code.push(self.assign(vbk, zero, AssignSugar::Plain));
+                    code.extend(self.zero_all(vbk)?);
                 }
                 AVal::Code(self.tag(code, rule))
             }
@@ -2976,27 +3233,22 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let t = self
                     .last_temp
                     .ok_or_else(|| ApplyError::new("'take-adjoint' without 'adjoint-temp'"))?;
-                let zero = self.real(0.0, refb.ty.clone());
-                let code = vec![
-                    self.assign(self.var(t), refb.clone(), AssignSugar::Plain),
-                    self.assign(refb, zero, AssignSugar::Plain),
-                ];
+                let mut code = vec![self.assign(self.var(t), refb.clone(), AssignSugar::Plain)];
+                code.extend(self.zero_all(refb)?);
                 AVal::Code(self.tag(code, rule))
             }
             "zero" => {
                 arity(1, &args)?;
                 let r = self.expr_of(&args[0])?;
-                let zero = self.real(0.0, r.ty.clone());
-                let s = self.assign(r, zero, AssignSugar::Plain);
-                AVal::Code(self.tag(vec![s], rule))
+                let code = self.zero_all(r)?;
+                AVal::Code(self.tag(code, rule))
             }
             "increment" => {
                 arity(2, &args)?;
                 let v = self.expr_of(&args[1])?;
                 let r = self.expr_of(&args[0])?;
-                let rhs = self.binary(BinOp::Add, r.clone(), v);
-                let s = self.assign(r, rhs, AssignSugar::Compound(BinOp::Add));
-                AVal::Code(self.tag(vec![s], rule))
+                let code = self.increment_all(r, v)?;
+                AVal::Code(self.tag(code, rule))
             }
             "varName" => {
                 arity(1, &args)?;
@@ -3023,6 +3275,14 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     ty,
                     self.span(),
                 ))
+            }
+            "field" => {
+                arity(2, &args)?;
+                let AVal::Atom(name) = &args[1] else {
+                    return Err(ApplyError::new("'field' takes a field name"));
+                };
+                let b = self.expr_of(&args[0])?;
+                AVal::New(field_of(&self.out, b, name, self.span())?)
             }
             "deref" => {
                 arity(1, &args)?;
@@ -3076,9 +3336,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 };
                 let s = self.program.proc(p).params[i];
                 let orig = self.program.sym(s).clone();
-                let mut ty = orig.ty.clone();
+                let mut ty = self.types.of(self.program, &orig.ty);
                 strip_const(&mut ty);
-                if !is_pointer(self.program, &ty) {
+                if !is_pointer(&self.out, &ty) {
                     ty = ty.pointer_to();
                 }
                 if let Type::Array { elem, .. } = &ty.ty {
@@ -3115,14 +3375,17 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 };
                 let code = match saved {
                     Some(r) => {
-                        let t = self.temp(&r.ty, "result".into());
+                        let t = if is_struct(self.program, &r.ty) {
+                            self.primal_temp(&r.ty)
+                        } else {
+                            self.temp(&r.ty, "result".into())
+                        };
                         let mut c = self.call_stmt(fwd, cargs.clone(), Some(self.var(t)));
                         c.comments = s.comments.clone();
-                        vec![
-                            c,
-                            self.push_of(&r),
-                            self.assign(r, self.var(t), AssignSugar::Plain),
-                        ]
+                        let mut code = vec![c];
+                        code.extend(self.push_all(&r));
+                        code.push(self.assign(r, self.var(t), AssignSugar::Plain));
+                        code
                     }
                     None => {
                         let mut c = self.call_stmt(fwd, cargs.clone(), result.clone());
@@ -3154,33 +3417,38 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 let mut code = Vec::new();
                 let callee_ret = self.program.proc(*callee).ret.clone();
-                if real_rank(self.program, &callee_ret) > 0 && self.diff.results.contains(callee) {
+                let valued =
+                    |ty: &QualType| real_rank(self.program, ty) > 0 || is_struct(self.program, ty);
+                let result_has_adjoint = valued(&callee_ret) && self.diff.results.contains(callee);
+                if result_has_adjoint {
                     match result {
-                        Some(r)
-                            if real_rank(self.program, &r.ty) > 0
-                                && self.a.is_diff(self.proc, r) =>
-                        {
+                        Some(r) if valued(&r.ty) && self.a.is_diff(self.proc, r) => {
+                            // A struct result's adjoint is a `T_b` by value
+                            // (`adjoint/struct-result`).
                             let rb = self.ref_adjoint(r)?;
                             let t = self.temp(&r.ty, "result".into());
                             code.push(self.assign(self.var(t), rb.clone(), AssignSugar::Plain));
-                            let zero = self.real(0.0, rb.ty.clone());
-                            code.push(self.assign(rb, zero, AssignSugar::Plain));
+                            code.extend(self.zero_all(rb)?);
+                            cargs.push(self.var(t));
+                        }
+                        _ if is_struct(self.program, &callee_ret) => {
+                            let t = self.temp(&callee_ret, "result".into());
+                            code.extend(self.zero_all(self.var(t))?);
                             cargs.push(self.var(t));
                         }
                         _ => cargs.push(self.real(0.0, callee_ret.clone())),
                     }
                 }
-                if !(real_rank(self.program, &callee_ret) > 0 && self.diff.results.contains(callee))
+                if !result_has_adjoint
                     && let Some(r) = result
-                    && real_rank(self.program, &r.ty) > 0
+                    && valued(&r.ty)
                     && self.a.is_diff(self.proc, r)
                 {
                     // The callee's result depends on none of its active
                     // inputs: the value written is a constant for the
                     // derivatives, and its adjoint stops here.
                     let rb = self.ref_adjoint(r)?;
-                    let zero = self.real(0.0, rb.ty.clone());
-                    code.push(self.assign(rb, zero, AssignSugar::Plain));
+                    code.extend(self.zero_all(rb)?);
                 }
                 code.push(self.call_stmt(bwd, cargs, None));
                 AVal::Code(self.tag(code, rule))
@@ -3196,7 +3464,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let id = self.aprocs[&self.proc].joint.expect("heads are joint");
                 let mut body = fwd;
                 body.extend(bwd);
-                self.make_proc(id, params, QualType::void(), body, Vec::new(), true);
+                self.make_proc(id, params, QualType::void(), body, Vec::new(), true)?;
                 AVal::Code(Vec::new())
             }
             "split-forward" => {
@@ -3219,11 +3487,14 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let pops: Vec<Stmt> = saved
                     .iter()
                     .rev()
-                    .map(|&s| self.pop_of(&self.var(s)))
+                    .flat_map(|&s| self.pop_all(&self.var(s)))
                     .collect();
-                self.make_proc(id, params, QualType::void(), bwd, pops, true);
+                self.make_proc(id, params, QualType::void(), bwd, pops, true)?;
                 let mut fwd = self.pending_fwd.take().unwrap_or_default();
-                let pushes: Vec<Stmt> = saved.iter().map(|&s| self.push_of(&self.var(s))).collect();
+                let pushes: Vec<Stmt> = saved
+                    .iter()
+                    .flat_map(|&s| self.push_all(&self.var(s)))
+                    .collect();
                 let at = match fwd.last().map(|s| &s.kind) {
                     Some(StmtKind::Return(_)) => fwd.len() - 1,
                     _ => fwd.len(),
@@ -3239,7 +3510,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     fwd,
                     Vec::new(),
                     false,
-                );
+                )?;
                 AVal::Code(Vec::new())
             }
             _ => {

@@ -134,7 +134,7 @@ pub fn tangent_full(
     let diff = DiffSets::of(a, &a.order);
     let mut out = program.clone();
     let mut namer = Namer::of(program);
-    let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff);
+    let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_d");
     // Reserve the derivative procedures so calls can name them.
     if diff_procs.is_empty() {
         return Err(Diagnostic::error(
@@ -346,14 +346,16 @@ pub(crate) fn renumber(stmts: &mut [Stmt], n: &mut u32) {
     }
 }
 
-/// Creates the derivative struct types (`tangent/types`): `T_d` with the
-/// fields of `T` that are ever active, in order. Returns the items to add
-/// after each original type item.
-fn derivative_types(
+/// Creates the derivative struct types (`tangent/types`; the adjoint's
+/// `adjoint/struct-types` with `suffix` `_b`): `T_d` with the fields of `T`
+/// that are ever active, in order. Returns the items to add after each
+/// original type item.
+pub(super) fn derivative_types(
     program: &Program,
     out: &mut Program,
     namer: &mut Namer,
     diff: &DiffSets,
+    suffix: &str,
 ) -> (DiffTypes, HashMap<usize, Vec<ItemKind>>) {
     let mut types = DiffTypes::default();
     let mut items: HashMap<usize, Vec<ItemKind>> = HashMap::new();
@@ -364,7 +366,10 @@ fn derivative_types(
         let id = crate::il::StructId(out.structs.len() as u32);
         let orig = program.strukt(crate::il::StructId(s as u32));
         out.structs.push(StructDef {
-            tag: orig.tag.as_ref().map(|t| namer.fresh(&format!("{t}_d"))),
+            tag: orig
+                .tag
+                .as_ref()
+                .map(|t| namer.fresh(&format!("{t}{suffix}"))),
             fields: Vec::new(),
             ..orig.clone()
         });
@@ -376,7 +381,7 @@ fn derivative_types(
         {
             let id = crate::il::TypedefId(out.typedefs.len() as u32);
             out.typedefs.push(TypedefDef {
-                name: namer.fresh(&format!("{}_d", t.name)),
+                name: namer.fresh(&format!("{}{suffix}", t.name)),
                 ty: QualType::new(Type::Struct(d)),
                 span: t.span,
             });
@@ -415,6 +420,37 @@ fn derivative_types(
         }
     }
     (types, items)
+}
+
+/// `base.name` in the output program, `base` being of a (derivative)
+/// struct type (`tangent/ref-field`, `adjoint/ref-field`).
+pub(super) fn field_of(
+    out: &Program,
+    base: Expr,
+    name: &str,
+    span: Span,
+) -> Result<Expr, ApplyError> {
+    let Type::Struct(sid) = out.resolve(&base.ty.ty).clone() else {
+        return Err(ApplyError::new(format!(
+            "field '{name}' of a value that is not a struct"
+        )));
+    };
+    let def = out.strukt(sid);
+    let Some(i) = def.fields.iter().position(|f| f.name == name) else {
+        return Err(ApplyError::new(format!(
+            "the derivative struct has no field '{name}'"
+        )));
+    };
+    let ty = def.fields[i].ty.clone();
+    Ok(Expr::new(
+        ExprKind::Field {
+            base: Box::new(base),
+            strukt: sid,
+            field: i,
+        },
+        ty,
+        span,
+    ))
 }
 
 /// A value the rules see: an IL node of the original program, or a piece
@@ -972,27 +1008,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     fn field(&self, base: Expr, name: &str) -> Result<Expr, ApplyError> {
-        let Type::Struct(sid) = self.out.resolve(&base.ty.ty).clone() else {
-            return Err(ApplyError::new(format!(
-                "field '{name}' of a value that is not a struct"
-            )));
-        };
-        let def = self.out.strukt(sid);
-        let Some(i) = def.fields.iter().position(|f| f.name == name) else {
-            return Err(ApplyError::new(format!(
-                "the derivative struct has no field '{name}'"
-            )));
-        };
-        let ty = def.fields[i].ty.clone();
-        Ok(Expr::new(
-            ExprKind::Field {
-                base: Box::new(base),
-                strukt: sid,
-                field: i,
-            },
-            ty,
-            self.span(),
-        ))
+        field_of(&self.out, base, name, self.span())
     }
 
     /// `tangent/reset-merge`: `zd = 0` for the zones varied at a merge but
