@@ -11,7 +11,9 @@
 //! 1000 cases per property per run (`AIOLI_ADJOINT_CASES` to change).
 //!
 //! The generator's features are chosen inside what the adjoint mode
-//! supports today (`GenFeatures`): no structs, double only, and no calls
+//! supports today (`GenFeatures`): no structs (with structs on, 1 of 400
+//! programs gave a wrong adjoint on the last run: being reduced), double
+//! only, and no calls
 //! passing arrays, slices or addresses (`pointer_calls`). `switch`,
 //! `break`/`continue`, `return` in the middle of a helper and the bounded
 //! recursive helper are on: they go through `adjoint/structure`. Helpers
@@ -52,6 +54,7 @@ const TOLERANCE: f64 = 1e-9;
 /// The words of the adjoint mode's documented refusals.
 const REFUSALS: &[&str] = &[
     "the adjoint mode does not handle ",
+    "the adjoint mode does not yet handle a passive call",
     "the adjoint mode does not yet pass a zero adjoint buffer",
     "the adjoint mode does not differentiate lgamma and tgamma yet",
     "the adjoint mode cannot yet save the memory",
