@@ -49,8 +49,9 @@ pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
         return Cow::Borrowed(program);
     }
     let mut out = program.clone();
+    let mut taken: HashSet<String> = out.symbols.iter().map(|s| s.name.clone()).collect();
     for p in todo {
-        restructure_proc(&mut out, p);
+        restructure_proc(&mut out, p, &mut taken);
     }
     Cow::Owned(out)
 }
@@ -68,7 +69,7 @@ fn needs_structuring(body: &[Stmt]) -> bool {
     found
 }
 
-fn restructure_proc(program: &mut Program, p: ProcId) {
+fn restructure_proc(program: &mut Program, p: ProcId, taken: &mut HashSet<String>) {
     let proc = program.proc(p);
     let body = proc.body.clone().expect("a defined procedure");
     let span = proc.span;
@@ -79,6 +80,7 @@ fn restructure_proc(program: &mut Program, p: ProcId) {
         span,
         new_syms: Vec::new(),
         ret: None,
+        taken: std::mem::take(taken),
     };
     let returns_early = {
         let last = body.stmts.last().map(|s| s.id);
@@ -154,6 +156,7 @@ fn restructure_proc(program: &mut Program, p: ProcId) {
         })
         .collect();
     decls.extend(stmts);
+    *taken = std::mem::take(&mut s.taken);
     let mut stmts = decls;
     let mut next = 0;
     super::tangent::renumber(&mut stmts, &mut next);
@@ -193,19 +196,15 @@ struct Structurer<'p> {
     span: Span,
     new_syms: Vec<SymId>,
     ret: Option<ReturnTarget>,
+    /// Every symbol name of the program, for clash-free new names.
+    taken: HashSet<String>,
 }
 
 impl Structurer<'_> {
     fn new_sym(&mut self, base: &str, ty: QualType) -> SymId {
-        let taken: HashSet<&str> = self
-            .program
-            .symbols
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect();
         let mut name = base.to_string();
         let mut n = 0;
-        while taken.contains(name.as_str()) {
+        while taken_contains(&self.taken, &name) {
             name = format!("{base}{n}");
             n += 1;
         }
@@ -220,7 +219,8 @@ impl Structurer<'_> {
         });
         self.program.scopes[self.scope.index()]
             .vars
-            .insert(name, id);
+            .insert(name.clone(), id);
+        self.taken.insert(name);
         self.new_syms.push(id);
         id
     }
@@ -712,6 +712,10 @@ impl Structurer<'_> {
             must: false,
         }
     }
+}
+
+fn taken_contains(taken: &HashSet<String>, name: &str) -> bool {
+    taken.contains(name)
 }
 
 fn union(into: &mut Vec<SymId>, from: &[SymId]) {
