@@ -60,6 +60,7 @@ const KNOWN_WRONG: &[(&str, Check, &str)] = &[];
 
 /// For each rule of `rules/adjoint/*.rules`, a fixture whose adjoint uses it.
 const COVERAGE: &[(&str, &str)] = &[
+    ("adjoint/assign-dead-diff-direct", "reset_through_pointer"),
     ("adjoint/loop-dead-for", "random_reset"),
     ("adjoint/call-dead", "random_reset"),
     ("adjoint/block", "break_continue"),

@@ -155,14 +155,36 @@ pub fn analyze_for<'a>(program: &'a Program, heads: &[Head], mode: Mode) -> Anal
         call_index: std::cell::OnceCell::new(),
     };
     a.top_down(&sccs, mode);
-    for r in a.results.values() {
+    let mut reset_only = Set::new();
+    for (p, r) in &a.results {
         for i in 0..r.varied_in.len() {
             a.diff_zones
                 .extend(r.varied_in[i].intersection(&r.useful_in[i]));
             a.diff_zones
                 .extend(r.varied_out[i].intersection(&r.useful_out[i]));
+            // `deriv-use/adjoint-reset`: caller-visible memory that an
+            // active point only overwrites (`*c = 0.0` in a callee) has an
+            // adjoint, arriving from the caller, that the point must zero.
+            if mode == Mode::Adjoint
+                && r.active[i]
+                && let Some(f) = a.facts.get(p)
+            {
+                reset_only.extend(
+                    f.points[i]
+                        .effect
+                        .writes
+                        .iter()
+                        .copied()
+                        .filter(|w| r.useful_out[i].contains(w))
+                        .filter(|&w| {
+                            let o = a.locs.object(a.locs.zone(w).obj);
+                            o.owner.is_none() || matches!(o.kind, locs::ObjKind::Target { .. })
+                        }),
+                );
+            }
         }
     }
+    a.diff_zones.extend(reset_only);
     a.warn();
     a
 }
