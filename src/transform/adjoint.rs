@@ -195,6 +195,13 @@ pub fn adjoint_trace(
         });
         runtime.insert(*name, id);
     }
+    // Procedures a differentiated procedure calls (a recursive head gets
+    // the split pair too).
+    let called_by_diff: HashSet<ProcId> = diff_procs
+        .iter()
+        .filter_map(|c| a.facts.get(c))
+        .flat_map(|f| f.calls.values().filter_map(|site| site.callee))
+        .collect();
     let mut aprocs: HashMap<ProcId, AdjointProcs> = HashMap::new();
     for &p in &diff_procs {
         let orig = program.proc(p);
@@ -214,7 +221,7 @@ pub fn adjoint_trace(
         if heads.contains(&p) {
             procs.joint = Some(make("_b", &mut out));
         }
-        if !heads.contains(&p) || called_by_diff(a, p) {
+        if !heads.contains(&p) || called_by_diff.contains(&p) {
             procs.fwd = Some(make("_fwd", &mut out));
             procs.bwd = Some(make("_bwd", &mut out));
         }
@@ -386,13 +393,6 @@ fn refuse_unsupported(
         Ok(())
     }
     walk(a, p, body, true, &err)
-}
-
-/// Does a differentiated procedure call `p`?
-fn called_by_diff(a: &Analysis<'_>, p: ProcId) -> bool {
-    a.facts
-        .iter()
-        .any(|(caller, f)| a.is_diff_proc(*caller) && f.calls.values().any(|c| c.callee == Some(p)))
 }
 
 /// Is `ty` a struct (a value, not a pointer to one)?
