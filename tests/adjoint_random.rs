@@ -11,9 +11,7 @@
 //! 1000 cases per property per run (`AIOLI_ADJOINT_CASES` to change).
 //!
 //! The generator's features are chosen inside what the adjoint mode
-//! supports today (`GenFeatures`): no structs (with structs on, seed 777
-//! of proptest finds a wrong adjoint, being reduced; the pinned CI seed
-//! passes 400 of 400), double only, and no calls
+//! supports today (`GenFeatures`): double only, and no calls
 //! passing arrays, slices or addresses (`pointer_calls`). `switch`,
 //! `break`/`continue`, `return` in the middle of a helper and the bounded
 //! recursive helper are on: they go through `adjoint/structure`. Helpers
@@ -77,7 +75,6 @@ fn config(n: usize) -> GenConfig {
     config.n = n;
     let f = &mut config.features;
     f.floats = false;
-    f.structs = false;
     f.pointer_calls = false;
     config
 }

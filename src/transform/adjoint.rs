@@ -598,12 +598,28 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         if let Some(b) = &self.program.proc(p).body {
             assigned_vars(&b.stmts, &mut assigned, &mut field_assigned);
         }
+        // A called procedure that may overwrite active memory its caller
+        // sees (through a pointer formal or a global) zeroes that memory's
+        // adjoint in its backward sweep, which may be the very adjoint the
+        // caller passed for a by-value argument (`g(&p, p)`, `g(gv)`): its
+        // by-value parameters then get private adjoints (`adjoint/by-value`).
+        let writes_visible = !self.heads.contains(&p)
+            && self.a.summaries.get(&p).is_some_and(|sm| {
+                sm.writes.iter().any(|&z| {
+                    let zone = self.a.locs.zone(z);
+                    let obj = self.a.locs.object(zone.obj);
+                    self.a.is_diff_zone(z)
+                        && zone.real
+                        && (obj.owner.is_none()
+                            || matches!(obj.kind, crate::analysis::locs::ObjKind::Target { .. }))
+                })
+            });
         for &s in &self.program.proc(p).params.clone() {
             let sym = self.program.sym(s);
             // A by-value real or struct that is assigned, a part of which
             // is assigned, or whose address is taken (a callee may write
             // it) (`adjoint/by-value`, `adjoint/struct-by-value`).
-            if (assigned.contains(&s) || field_assigned.contains(&s))
+            if (assigned.contains(&s) || field_assigned.contains(&s) || writes_visible)
                 && (real_rank(self.program, &sym.ty) > 0 || is_struct(self.program, &sym.ty))
                 && self.diff.syms.contains(&s)
             {
