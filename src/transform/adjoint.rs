@@ -1307,26 +1307,16 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     }
 
     fn temp(&mut self, ty: &QualType, key: String) -> SymId {
-        if let Type::Struct(sid) = self.out.resolve(&ty.ty).clone() {
+        let (key, tty) = if let Type::Struct(sid) = self.out.resolve(&ty.ty).clone() {
             // A `T_b` temporary for a struct's adjoint.
-            let bty = self.adjoint_type(ty);
-            let key = format!("{key}/struct{}", sid.index());
-            if let Some(&t) = self.temps.get(&key) {
-                return t;
-            }
-            let base = if key.starts_with("arg") {
-                "argb"
-            } else {
-                "tempb"
-            };
-            let name = self.namer.fresh_local(base);
-            let t = self.new_sym(&name, bty, SymKind::Local);
-            self.locals.push((t, None));
-            self.temps.insert(key, t);
-            return t;
-        }
-        let rank = real_rank(&self.out, ty).max(1);
-        let key = format!("{key}/{rank}");
+            (
+                format!("{key}/struct{}", sid.index()),
+                self.adjoint_type(ty),
+            )
+        } else {
+            let rank = real_rank(&self.out, ty).max(1);
+            (format!("{key}/{rank}"), real_of_rank(rank))
+        };
         if let Some(&t) = self.temps.get(&key) {
             return t;
         }
@@ -1336,7 +1326,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             "tempb"
         };
         let name = self.namer.fresh_local(base);
-        let t = self.new_sym(&name, real_of_rank(rank), SymKind::Local);
+        let t = self.new_sym(&name, tty, SymKind::Local);
         self.locals.push((t, None));
         self.temps.insert(key, t);
         t

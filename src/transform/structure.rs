@@ -544,7 +544,7 @@ impl Structurer<'_> {
         if let Some(b) = brk {
             out.push(self.set(b, 0, span));
         }
-        let loop_stmt = match header {
+        let header = match header {
             LoopHeader::For { init, cond, step } if !exits.is_empty() => {
                 // The step runs only when the body did not leave the loop.
                 let mut pre = init;
@@ -552,60 +552,29 @@ impl Structurer<'_> {
                 out = pre;
                 let step = self.guarded(&exits, step, span);
                 stmts_body.extend(step);
-                let cond = with_exits(self, cond);
-                Stmt {
-                    id,
-                    kind: StmtKind::Loop {
-                        header: LoopHeader::While { cond },
-                        body: Block {
-                            stmts: stmts_body,
-                            ..body
-                        },
-                    },
-                    span,
-                    comments,
+                LoopHeader::While {
+                    cond: with_exits(self, cond),
                 }
             }
-            LoopHeader::For { init, cond, step } => Stmt {
-                id,
-                kind: StmtKind::Loop {
-                    header: LoopHeader::For { init, cond, step },
-                    body: Block {
-                        stmts: stmts_body,
-                        ..body
-                    },
-                },
-                span,
-                comments,
+            LoopHeader::For { init, cond, step } => LoopHeader::For { init, cond, step },
+            LoopHeader::While { cond } => LoopHeader::While {
+                cond: with_exits(self, Some(cond)),
             },
-            LoopHeader::While { cond } => Stmt {
-                id,
-                kind: StmtKind::Loop {
-                    header: LoopHeader::While {
-                        cond: with_exits(self, Some(cond)),
-                    },
-                    body: Block {
-                        stmts: stmts_body,
-                        ..body
-                    },
-                },
-                span,
-                comments,
+            LoopHeader::DoWhile { cond } => LoopHeader::DoWhile {
+                cond: with_exits(self, Some(cond)),
             },
-            LoopHeader::DoWhile { cond } => Stmt {
-                id,
-                kind: StmtKind::Loop {
-                    header: LoopHeader::DoWhile {
-                        cond: with_exits(self, Some(cond)),
-                    },
-                    body: Block {
-                        stmts: stmts_body,
-                        ..body
-                    },
+        };
+        let loop_stmt = Stmt {
+            id,
+            kind: StmtKind::Loop {
+                header,
+                body: Block {
+                    stmts: stmts_body,
+                    ..body
                 },
-                span,
-                comments,
             },
+            span,
+            comments,
         };
         let wrap = matches!(out.first(), Some(s) if matches!(s.kind, StmtKind::Decl { .. }));
         out.push(loop_stmt);
