@@ -140,7 +140,7 @@ pub fn adjoint_trace(
         ));
     };
     for &p in &diff_procs {
-        refuse_unsupported(a, p, &heads)?;
+        refuse_unsupported(a, p)?;
     }
     // Declarations are hoisted to the procedure's top (`adjoint/hoist`).
     let mut hoisted_of: HashMap<ProcId, Vec<SymId>> = HashMap::new();
@@ -306,11 +306,7 @@ struct AdjointProcs {
 // What is refused (`adjoint/refuse`)
 // ---------------------------------------------------------------------------
 
-fn refuse_unsupported(
-    a: &Analysis<'_>,
-    p: ProcId,
-    _heads: &HashSet<ProcId>,
-) -> Result<(), Diagnostic> {
+fn refuse_unsupported(a: &Analysis<'_>, p: ProcId) -> Result<(), Diagnostic> {
     let program = a.program;
     let proc = program.proc(p);
     let err = |span: Span, what: &str| {

@@ -59,14 +59,24 @@ pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
 /// Does a body contain a switch, a break, a continue, or a return that is
 /// not its last statement?
 fn needs_structuring(body: &[Stmt]) -> bool {
-    let last = body.last().map(|s| s.id);
     let mut found = false;
-    visit_stmts(body, &mut |s| match &s.kind {
-        StmtKind::Switch { .. } | StmtKind::Break | StmtKind::Continue => found = true,
-        StmtKind::Return(_) if Some(s.id) != last => found = true,
-        _ => {}
+    visit_stmts(body, &mut |s| {
+        found |= matches!(
+            s.kind,
+            StmtKind::Switch { .. } | StmtKind::Break | StmtKind::Continue
+        )
     });
-    found
+    found || returns_early(body)
+}
+
+/// Does a body contain a `return` that is not its last statement?
+fn returns_early(body: &[Stmt]) -> bool {
+    let last = body.last().map(|s| s.id);
+    let mut early = false;
+    visit_stmts(body, &mut |s| {
+        early |= matches!(s.kind, StmtKind::Return(_)) && Some(s.id) != last;
+    });
+    early
 }
 
 fn restructure_proc(program: &mut Program, p: ProcId, taken: &mut HashSet<String>) {
@@ -82,17 +92,7 @@ fn restructure_proc(program: &mut Program, p: ProcId, taken: &mut HashSet<String
         ret: None,
         taken: std::mem::take(taken),
     };
-    let returns_early = {
-        let last = body.stmts.last().map(|s| s.id);
-        let mut early = false;
-        visit_stmts(&body.stmts, &mut |st| {
-            if matches!(st.kind, StmtKind::Return(_)) && Some(st.id) != last {
-                early = true;
-            }
-        });
-        early
-    };
-    if returns_early {
+    if returns_early(&body.stmts) {
         let flag = s.new_flag("aioli_return");
         let value = (!matches!(ret_ty.ty, Type::Void)).then(|| {
             let mut ty = ret_ty.clone();
@@ -630,7 +630,7 @@ impl Structurer<'_> {
         let case_var = self.new_sym("aioli_case", QualType::int());
         let brk = cases
             .iter()
-            .any(|c| jumps_to_switch(&c.body))
+            .any(|c| jumps_to_loop(&c.body, true))
             .then(|| self.new_flag("aioli_break"));
         let mut out = Vec::new();
         let mut first = self.assign(self.var(case_var, span), index, span);
@@ -715,6 +715,7 @@ fn always_jumps(stmts: &[Stmt]) -> bool {
 
 /// Does the body contain a `break` (`breaks`) or `continue` that leaves
 /// this loop (not one of a nested loop, nor a `break` of a nested switch)?
+/// With `breaks`, also whether a case body has a `break` leaving its switch.
 fn jumps_to_loop(stmts: &[Stmt], breaks: bool) -> bool {
     stmts.iter().any(|s| match &s.kind {
         StmtKind::Break => breaks,
@@ -730,19 +731,6 @@ fn jumps_to_loop(stmts: &[Stmt], breaks: bool) -> bool {
         StmtKind::Switch { cases, .. } => {
             !breaks && cases.iter().any(|c| jumps_to_loop(&c.body, false))
         }
-        _ => false,
-    })
-}
-
-/// Does a case body contain a `break` that leaves this switch?
-fn jumps_to_switch(stmts: &[Stmt]) -> bool {
-    stmts.iter().any(|s| match &s.kind {
-        StmtKind::Break => true,
-        StmtKind::If { then, other, .. } => {
-            jumps_to_switch(&then.stmts)
-                || other.as_ref().is_some_and(|o| jumps_to_switch(&o.stmts))
-        }
-        StmtKind::Block(b) => jumps_to_switch(&b.stmts),
         _ => false,
     })
 }
