@@ -490,6 +490,7 @@ impl<'a> Analysis<'a> {
                     let r = self.analyze_proc(p, ve, ue, le);
                     // `call/envelope`: contexts this procedure gives its callees.
                     let f = &self.facts[&p];
+                    let mut varied_somewhere: Option<Set> = None;
                     for (&i, site) in &f.calls {
                         let Some(callee) = site.callee else { continue };
                         if !self.facts.contains_key(&callee) {
@@ -498,13 +499,39 @@ impl<'a> Analysis<'a> {
                         let mut v = Set::new();
                         let mut u = Set::new();
                         let mut l = Set::new();
+                        // `call/envelope`, adjoint mode: memory an active call
+                        // overwrites whose adjoint it must zero counts as
+                        // varied at the callee's entry, so the callee's
+                        // overwrite is active (`deriv-use/adjoint-reset`).
+                        let reset: Set = if mode == Mode::Adjoint && r.active[i] {
+                            let somewhere = varied_somewhere.get_or_insert_with(|| {
+                                r.varied_in
+                                    .iter()
+                                    .chain(&r.varied_out)
+                                    .flatten()
+                                    .copied()
+                                    .collect()
+                            });
+                            f.points[i]
+                                .effect
+                                .writes
+                                .iter()
+                                .copied()
+                                .filter(|w| r.useful_out[i].contains(w) && somewhere.contains(w))
+                                .collect()
+                        } else {
+                            Set::new()
+                        };
                         for (&cz, (_, diff)) in &site.by_value {
                             if diff.iter().any(|z| r.varied_in[i].contains(z)) {
                                 v.insert(cz);
                             }
                         }
                         for (&cz, zs) in &site.map {
-                            if zs.iter().any(|z| r.varied_in[i].contains(z)) {
+                            if zs
+                                .iter()
+                                .any(|z| r.varied_in[i].contains(z) || reset.contains(z))
+                            {
                                 v.insert(cz);
                             }
                             if zs.iter().any(|z| r.useful_out[i].contains(z)) {
@@ -666,7 +693,15 @@ impl<'a> Analysis<'a> {
                         (r.varied_in[i].contains(z) && r.useful_in[i].contains(z))
                             || active_after.contains(z)
                     });
-                if active_arg {
+                // `deriv-use/adjoint-reset`, at a call: it overwrites a zone
+                // whose adjoint it must zero, which only the callee, writing
+                // exactly that memory, can do.
+                let resets_memory = pt
+                    .effect
+                    .writes
+                    .iter()
+                    .any(|w| r.useful_out[i].contains(w) && varied_somewhere.contains(w));
+                if active_arg || resets_memory {
                     r.active[i] = true;
                     r.deriv_use[i] = pt.effect.reads.iter().copied().collect();
                     if let Some(site) = f.calls.get(&i) {

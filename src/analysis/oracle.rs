@@ -213,7 +213,10 @@ fn derivative(f: &ProcFacts<'_>, r: &ProcResult, i: usize, varied_anywhere: &Set
     let mut uses = Set::new();
     if p.deriv.call {
         let touched = e.reads.iter().chain(e.writes.iter());
-        let active = touched.clone().any(|z| active_before(z) || active_after(z));
+        let active = touched.clone().any(|z| active_before(z) || active_after(z))
+            || e.writes
+                .iter()
+                .any(|w| varied_anywhere.contains(w) && r.useful_out[i].contains(w));
         if !active {
             return (false, uses);
         }

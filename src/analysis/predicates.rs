@@ -174,6 +174,19 @@ impl Analysis<'_> {
                     || (r.varied_out[i].contains(z) && r.useful_out[i].contains(z))
             })
         });
+        // `deriv-use/adjoint-reset`: an active point only overwrites the
+        // target, and must zero the adjoint the caller passes.
+        let resets_inside = self.mode == super::Mode::Adjoint
+            && self.facts.get(&proc).is_some_and(|f| {
+                (0..r.active.len()).any(|i| {
+                    r.active[i]
+                        && f.points[i]
+                            .effect
+                            .writes
+                            .iter()
+                            .any(|w| zones.contains(w) && r.useful_out[i].contains(w))
+                })
+            });
         let active_at_a_call = self.call_points(proc).iter().any(|&(caller, i)| {
             let f = &self.facts[&caller];
             let cr = &self.results[&caller];
@@ -192,7 +205,7 @@ impl Analysis<'_> {
                     })
             }
         });
-        is_head_var || active_at_a_call || active_inside
+        is_head_var || active_at_a_call || active_inside || resets_inside
     }
 
     /// `pred/diff`: the zone is active somewhere in the program.

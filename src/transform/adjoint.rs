@@ -250,6 +250,7 @@ pub fn adjoint_trace(
         temps: HashMap::new(),
         last_temp: None,
         arg_temps: HashMap::new(),
+        buffer_temps: HashMap::new(),
         branch: None,
         result_adjoint: None,
         error_span: None,
@@ -540,6 +541,9 @@ struct AdjointHost<'x, 'a> {
     temps: HashMap<String, SymId>,
     last_temp: Option<SymId>,
     arg_temps: HashMap<(usize, usize), SymId>,
+    /// `adjoint/actual-pointer-passive`: zero buffers by the variable they
+    /// stand for.
+    buffer_temps: HashMap<SymId, SymId>,
     branch: Option<SymId>,
     result_adjoint: Option<SymId>,
     error_span: Option<Span>,
@@ -564,6 +568,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         self.firsts.clear();
         self.temps.clear();
         self.arg_temps.clear();
+        self.buffer_temps.clear();
         self.branch = None;
         self.last_temp = None;
         self.result_adjoint = None;
@@ -1302,6 +1307,80 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         has_real(self.program, ty) && self.a.is_diff_formal_arg(p, i)
     }
 
+    /// The zero adjoint buffer passed for call `s`'s pointer argument `i`,
+    /// which has no adjoint (`adjoint/actual-pointer-passive`): a local of
+    /// the adjoint type of the variable the pointer points into, returned
+    /// with that variable. Refused when the pointer's target is not a variable of
+    /// known size (a pointer parameter, the heap).
+    fn buffer_temp(&mut self, s: &'x Stmt, i: usize) -> Result<(SymId, SymId), ApplyError> {
+        let actual = self.arg_expr(s, i);
+        let root = pointee_variable(self.program, actual).map_err(|why| {
+            ApplyError::new(format!(
+                "the adjoint mode does not yet pass a zero adjoint buffer for a pointer argument without adjoint ({why})"
+            ))
+        })?;
+        // One buffer per variable: two arguments pointing into the same
+        // variable get adjoints that overlap as they do.
+        if let Some(&t) = self.buffer_temps.get(&root) {
+            return Ok((root, t));
+        }
+        let mut ty = self.adjoint_type(&self.program.sym(root).ty);
+        ty.is_const = false;
+        let name = self
+            .namer
+            .fresh_local(&format!("{}b", self.program.sym(root).name));
+        let t = self.new_sym(&name, ty, SymKind::Local);
+        self.locals.push((t, None));
+        self.buffer_temps.insert(root, t);
+        Ok((root, t))
+    }
+
+    /// `r := 0` over the whole of an adjoint variable: loops over array
+    /// dimensions, field by field for a `T_b`.
+    fn zero_memory(&mut self, r: Expr, depth: usize) -> Result<Vec<Stmt>, ApplyError> {
+        let Type::Array { elem, len } = self.out.resolve(&r.ty.ty).clone() else {
+            return self.zero_all(r);
+        };
+        let Some(n) = len.as_ref().and_then(|l| l.value) else {
+            return Err(ApplyError::new(
+                "the adjoint mode does not yet pass a zero adjoint buffer for an array of unknown size",
+            ));
+        };
+        let n = n as i64;
+        let key = format!("zero-index/{depth}");
+        let k = match self.temps.get(&key) {
+            Some(&k) => k,
+            None => {
+                let name = self.namer.fresh_local("k");
+                let k = self.new_sym(&name, QualType::int(), SymKind::Local);
+                self.locals.push((k, None));
+                self.temps.insert(key, k);
+                k
+            }
+        };
+        let kv = self.var(k);
+        let element = Expr::new(
+            ExprKind::Index {
+                base: Box::new(r),
+                index: Box::new(kv.clone()),
+            },
+            (*elem).clone(),
+            self.span(),
+        );
+        let body = self.zero_memory(element, depth + 1)?;
+        let cond = self.binary(BinOp::Lt, kv.clone(), self.int(n));
+        let one = self.int(1);
+        let next = self.binary(BinOp::Add, kv.clone(), one);
+        Ok(vec![self.mk(StmtKind::Loop {
+            header: LoopHeader::For {
+                init: vec![self.assign(kv.clone(), self.int(0), AssignSugar::Plain)],
+                cond: Some(cond),
+                step: vec![self.assign(kv, next, AssignSugar::Increment)],
+            },
+            body: self.block(body),
+        })])
+    }
+
     fn temp(&mut self, ty: &QualType, key: String) -> SymId {
         let (key, tty) = if let Type::Struct(sid) = self.out.resolve(&ty.ty).clone() {
             // A `T_b` temporary for a struct's adjoint.
@@ -1846,9 +1925,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         }
         all.append(&mut body);
-        // The hoisted locals and the lowering's temporaries (the value of
-        // a call in an expression whose use the forward sweep dropped).
+        // The hoisted locals, the lowering's temporaries (the value of a
+        // call in an expression whose use the forward sweep dropped) and
+        // the adjoint temporaries (`tempb = *outb` before a reset that
+        // propagates to no leaf).
         let mut candidates = self.hoisted.clone();
+        let mut adjoint_temps: Vec<SymId> = self.temps.values().copied().collect();
+        adjoint_temps.sort();
+        candidates.extend(adjoint_temps);
         crate::il::visit_stmts(&all, &mut |s| {
             for e in super::names::stmt_exprs(s) {
                 visit(e, &mut |x| {
@@ -2550,7 +2634,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             "isExpr" => matches!(subject, AVal::Expr(_)),
             "isPointer" => match subject {
                 AVal::Sym(v) => is_pointer(self.program, &self.program.sym(*v).ty),
-                other => orig_expr(other).is_some_and(|e| is_pointer(self.program, &e.ty)),
+                // An array passed as an argument is a pointer to its first
+                // element.
+                other => orig_expr(other).is_some_and(|e| {
+                    is_pointer(self.program, &e.ty)
+                        || matches!(self.program.resolve(&e.ty.ty), Type::Array { .. })
+                }),
             },
             "isDiff" if matches!(subject, AVal::Sym(_)) => match subject {
                 AVal::Sym(v) => {
@@ -2868,10 +2957,42 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 AVal::Code(self.tag(code, rule))
             }
-            "refuse-passive-pointer" => {
-                return Err(ApplyError::new(
-                    "the adjoint mode does not yet pass a zero adjoint buffer for a pointer argument without adjoint",
-                ));
+            "buffer-temp" => {
+                // `adjoint/actual-pointer-passive`: a zero buffer shaped as
+                // the variable the pointer points into.
+                arity(1, &args)?;
+                let AVal::Arg(s, i) = args[0] else {
+                    return Err(ApplyError::new("'buffer-temp' takes an argument"));
+                };
+                let (_, t) = self.buffer_temp(s, i)?;
+                AVal::New(self.var(t))
+            }
+            "buffer-adjoint" => {
+                // The pointer's own address computation, on the buffer
+                // instead of the variable: `&w[i]` passes `&wb[i]`.
+                arity(1, &args)?;
+                let AVal::Arg(s, i) = args[0] else {
+                    return Err(ApplyError::new("'buffer-adjoint' takes an argument"));
+                };
+                let (root, t) = self.buffer_temp(s, i)?;
+                let before = self.private_adjoints.insert(root, t);
+                let adjoint = self.ref_adjoint(self.arg_expr(s, i));
+                match before {
+                    Some(b) => self.private_adjoints.insert(root, b),
+                    None => self.private_adjoints.remove(&root),
+                };
+                AVal::New(adjoint.map_err(|e| {
+                    ApplyError::new(format!(
+                        "the adjoint mode does not yet pass a zero adjoint buffer for this pointer argument without adjoint ({})",
+                        e.message
+                    ))
+                })?)
+            }
+            "zero-memory" => {
+                arity(1, &args)?;
+                let r = self.expr_of(&args[0])?;
+                let code = self.zero_memory(r, 0)?;
+                AVal::Code(self.tag(code, rule))
             }
             "zero-call-writes" => {
                 let s = self
@@ -2893,8 +3014,14 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 if let Some(f) = self.a.facts.get(&self.proc)
                     && let Some(&i) = f.point_of.get(&s.id)
                 {
+                    // A zone not useful after the call has a zero adjoint
+                    // there already: no later derivative reads it.
+                    let useful_after = self.a.results.get(&self.proc).map(|r| &r.useful_out[i]);
                     for &z in &f.points[i].effect.writes {
-                        if result_zones.contains(&z) || !self.a.is_diff_zone(z) {
+                        if result_zones.contains(&z)
+                            || !self.a.is_diff_zone(z)
+                            || useful_after.is_some_and(|u| !u.contains(&z))
+                        {
                             continue;
                         }
                         let obj = self.a.locs.object(self.a.locs.zone(z).obj);
@@ -3523,5 +3650,47 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 AVal::New(self.build_expr(head, exprs)?)
             }
         })
+    }
+}
+
+/// The variable whose storage the pointer value `e` points into, when its
+/// extent is known here: an array (`w`, `w + i`, `&w[i]`), or a scalar or
+/// struct variable (`&s`, `&cells[i].pos`). Otherwise, why not: a pointer
+/// variable's target has no extent the caller knows.
+fn pointee_variable(program: &Program, e: &Expr) -> Result<SymId, String> {
+    fn of_ref(program: &Program, r: &Expr) -> Result<SymId, String> {
+        match &r.kind {
+            ExprKind::Var(v) if !is_pointer(program, &program.sym(*v).ty) => Ok(*v),
+            ExprKind::Index { base, .. } => match &base.kind {
+                ExprKind::Var(v) if is_pointer(program, &program.sym(*v).ty) => Err(format!(
+                    "'{}' is a pointer: the extent of the memory it points to is not known here",
+                    program.sym(*v).name
+                )),
+                _ => of_ref(program, base),
+            },
+            ExprKind::Field { base, .. } => of_ref(program, base),
+            ExprKind::Var(v) => Err(format!(
+                "'{}' is a pointer: the extent of the memory it points to is not known here",
+                program.sym(*v).name
+            )),
+            _ => Err("the memory it points to is not a variable".into()),
+        }
+    }
+    match &e.kind {
+        ExprKind::AddrOf(r) => of_ref(program, r),
+        ExprKind::Cast { arg, .. } => pointee_variable(program, arg),
+        ExprKind::Binary {
+            op: BinOp::Add | BinOp::Sub,
+            lhs,
+            rhs,
+        } => {
+            if is_pointer(program, &lhs.ty) {
+                pointee_variable(program, lhs)
+            } else {
+                pointee_variable(program, rhs)
+            }
+        }
+        ExprKind::Var(_) => of_ref(program, e),
+        _ => Err("the memory it points to is not a variable".into()),
     }
 }
