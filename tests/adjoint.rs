@@ -60,6 +60,9 @@ const KNOWN_WRONG: &[(&str, Check, &str)] = &[];
 
 /// For each rule of `rules/adjoint/*.rules`, a fixture whose adjoint uses it.
 const COVERAGE: &[(&str, &str)] = &[
+    ("adjoint/checkpoint", "checkpoint_region"),
+    ("adjoint/call-joint", "fig12"),
+    ("adjoint/call-joint-dead", "fig12"),
     ("adjoint/call-passive", "passive_buffer"),
     ("adjoint/actual-pointer-passive", "passive_buffer"),
     ("adjoint/assign-dead-diff-direct", "reset_through_pointer"),
@@ -95,7 +98,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/declarator-list", "pointer_walk"),
     ("adjoint/declarator-none", "fig11"),
     ("adjoint/declarators-end", "fig7"),
-    ("adjoint/call-split", "fig12"),
+    ("adjoint/call-split", "call_nocheckpoint"),
     ("adjoint/actual-args", "fig12"),
     ("adjoint/actual-args-passive", "fig12"),
     ("adjoint/actual-args-end", "fig12"),
@@ -705,4 +708,35 @@ fn whole_struct_with_an_adjoint_pointer_member_is_refused() {
         err.contains("does not handle yet a whole struct value with a pointer or array member"),
         "{err}"
     );
+}
+
+/// A `$AD CHECKPOINT-START` without its END in the same block is refused
+/// with its location, and so is a region that allocates.
+#[test]
+fn unmatched_or_allocating_checkpoint_regions_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "unmatched.c",
+            "// aioli: head='unmatched(y)/(x)' domain='x[1]=[0,1] y[1]=[0,0]'\n\
+             void unmatched(const double *x, double *y)\n{\n    double t = x[0];\n    if (t > 0.5) {\n        // $AD CHECKPOINT-START\n        t = t * t;\n    }\n    // $AD CHECKPOINT-END\n    y[0] = t;\n}\n",
+            "unmatched.c:7:9: error: '$AD CHECKPOINT-START' has no '$AD CHECKPOINT-END' after it in the same block",
+        ),
+        (
+            "scratch.c",
+            "// aioli: head='scratch(y)/(x)' domain='x[2]=[0,1] y[1]=[0,0]'\n\
+             #include <stdlib.h>\n\
+             void scratch(const double *x, double *y)\n{\n    // $AD CHECKPOINT-START\n    double *w = malloc(2 * sizeof(double));\n    w[0] = x[0] * x[1];\n    y[0] = w[0];\n    free(w);\n    // $AD CHECKPOINT-END\n}\n",
+            "does not handle malloc, calloc or free inside a checkpointed region yet",
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let err = match generate(&path, false) {
+            Ok(_) => panic!("{name} was accepted"),
+            Err(e) => e,
+        };
+        assert!(err.contains(expected), "{name}: {err}");
+    }
 }

@@ -2,8 +2,8 @@
 //! dot-product test in the IL interpreter
 //! (`aioli::check::adjoint_interp::adjoint_vs_tangent_dual`).
 //!
-//! For every fixture, with its pragma's head and domain, the adjoint mode
-//! either
+//! For every fixture, with its pragma's head and domain, in the default
+//! mode (calls checkpointed) and with `--split`, the adjoint mode either
 //! - writes `f_b`, and then at three input points `⟨ȳ, J ẋ⟩` (the
 //!   original run with dual numbers) must equal `⟨Jᵀ ȳ, ẋ⟩` (`f_b` run in
 //!   the interpreter) to a relative error below 1e-10 (1e-5 for fixtures
@@ -54,7 +54,7 @@ fn is_documented_refusal(message: &str) -> bool {
     REFUSALS.iter().any(|w| message.contains(w)) && message.contains("yet")
 }
 
-fn run(path: &Path) -> Outcome {
+fn run(path: &Path, split: bool) -> Outcome {
     let cfg = common::config(path);
     let dir = path.parent().unwrap();
     let loaded = match front::load(path, &common::front_options(&cfg.flags, dir)) {
@@ -68,7 +68,10 @@ fn run(path: &Path) -> Outcome {
         Ok(h) => h,
         Err(e) => return Outcome::Failed(format!("head: {e}")),
     };
-    let opts = AdjointOptions::default();
+    let opts = AdjointOptions {
+        split,
+        ..AdjointOptions::default()
+    };
     let rules = load_adjoint_rules(&opts).expect("the bundled adjoint rules load");
     let structured = aioli::transform::structure::structure_jumps(program);
     let a = analyze_for(&structured, std::slice::from_ref(&head), Mode::Adjoint);
@@ -143,9 +146,18 @@ fn adjoint_passes_the_dot_product_test_or_refuses_with_a_documented_message() {
     let mut table = Vec::new();
     let mut failures = Vec::new();
     let (mut passed, mut refused) = (0, 0);
-    for f in common::c_files("adjoint") {
-        let name = f.file_stem().unwrap().to_string_lossy().into_owned();
-        match run(&f) {
+    // Each fixture twice: calls checkpointed by default, and all split
+    // (`--split`).
+    let files = common::c_files("adjoint");
+    let runs = files.iter().flat_map(|f| [(f, false), (f, true)]);
+    for (f, split) in runs {
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let name = if split {
+            format!("{stem} --split")
+        } else {
+            stem
+        };
+        match run(f, split) {
             Outcome::Passed {
                 error,
                 tangent,
@@ -231,7 +243,8 @@ fn dot_product_test_of_one_file() {
     let Ok(path) = std::env::var("AIOLI_DOT_FILE") else {
         return;
     };
-    match run(Path::new(&path)) {
+    // `AIOLI_DOT_SPLIT` set: with `--split`.
+    match run(Path::new(&path), std::env::var("AIOLI_DOT_SPLIT").is_ok()) {
         Outcome::Passed {
             error,
             tangent,

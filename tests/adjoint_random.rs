@@ -114,7 +114,11 @@ fn check(seed: u64, n: usize, point: u64) -> Outcome {
         Ok(h) => h,
         Err(e) => return Outcome::Failed(format!("head: {e}\n{}", show())),
     };
-    let opts = AdjointOptions::default();
+    // Odd seeds with `--split`, even ones with calls checkpointed.
+    let opts = AdjointOptions {
+        split: seed % 2 == 1,
+        ..AdjointOptions::default()
+    };
     let rules = match load_adjoint_rules(&opts) {
         Ok(r) => r,
         Err(e) => return Outcome::Failed(format!("rules: {e:?}")),

@@ -3,9 +3,13 @@
 //!
 //! - A head `f` becomes `f_b` (joint: its forward sweep, then its backward
 //!   sweep). A procedure reached by active calls becomes `f_fwd` and
-//!   `f_bwd` (split): `f_fwd` runs `f` and saves what `f_bwd` needs;
-//!   `f_bwd` leaves the memory `f` overwrote as it was before the call, so
-//!   the caller needs no snapshot (spec/adjoint.md, `adjoint/proc-split`).
+//!   `f_bwd`: `f_fwd` runs `f` and saves what `f_bwd` needs; `f_bwd`
+//!   leaves the memory `f` overwrote as it was before `f_fwd`
+//!   (spec/adjoint.md, `adjoint/proc-split`). A checkpointed call
+//!   (`adjoint/call-joint`, the default) saves a snapshot and runs plain
+//!   `f` forward, then restores it and runs `f_fwd ; f_bwd` backward; a
+//!   split call (`--split`, `$AD NOCHECKPOINT`) runs `f_fwd` forward and
+//!   `f_bwd` backward, and needs no snapshot.
 //! - Before the rules run, each procedure body is lowered: declarations are
 //!   hoisted to the procedure's top and their initialisers become
 //!   assignments with the declaration's statement id, so the analyses'
@@ -13,6 +17,7 @@
 //! - What the rules do not cover yet is refused up front with a message
 //!   and a location (`adjoint/refuse`).
 
+use super::checkpoint;
 use super::names::{DiffSets, DiffTypes, Namer, is_pointer};
 use super::tangent::{
     binop_name, binop_of, derivative_types, field_of, is_one, is_zero, leaf_type, real_of_rank,
@@ -38,8 +43,9 @@ use std::rc::Rc;
 pub struct AdjointOptions {
     /// Write each emitted statement's rule ID as a trailing comment.
     pub explain: bool,
-    /// Split mode for every call (`--split`): `f_fwd`/`f_bwd`. Calls are
-    /// always split today (`adjoint/call-split`).
+    /// Split mode for every call (`--split`): `f_fwd` in the forward
+    /// sweep, `f_bwd` in the backward sweep (`adjoint/call-split`), instead
+    /// of checkpointing (`adjoint/call-joint`).
     pub split: bool,
     /// Extra rule files (a user's `--rules`), after the bundled ones.
     pub user_rules: Vec<(String, String)>,
@@ -334,6 +340,47 @@ fn refuse_unsupported(a: &Analysis<'_>, p: ProcId) -> Result<(), Diagnostic> {
         let program = a.program;
         for (i, s) in stmts.iter().enumerate() {
             let last = top && i + 1 == stmts.len();
+            if s.comments
+                .leading
+                .iter()
+                .any(|c| c.contains(checkpoint::START))
+                && !checkpoint::is_region(s)
+            {
+                return Err(Diagnostic::error(
+                    s.span,
+                    format!(
+                        "'{}' has no '{}' after it in the same block",
+                        checkpoint::START,
+                        checkpoint::END
+                    ),
+                ));
+            }
+            if checkpoint::is_region(s) {
+                // The forward sweep runs the region as the original does
+                // and its adjoint runs it again: it must not leave the
+                // procedure or allocate.
+                let mut bad = None;
+                crate::il::visit_stmts(std::slice::from_ref(s), &mut |x| {
+                    if bad.is_none() {
+                        bad = match x.kind {
+                            StmtKind::Return(_) => Some((x.span, "a return")),
+                            StmtKind::Alloc { .. } | StmtKind::Free { .. } => {
+                                Some((x.span, "malloc, calloc or free"))
+                            }
+                            _ => None,
+                        };
+                    }
+                });
+                if let Some((span, what)) = bad {
+                    return Err(Diagnostic::error(
+                        span,
+                        format!(
+                            "the adjoint mode does not handle {what} inside a checkpointed region yet (in '{}')",
+                            program.proc(p).name
+                        ),
+                    ));
+                }
+            }
             match &s.kind {
                 // `structure_jumps` removed every other jump before the
                 // analyses ran (`adjoint/structure`).
@@ -944,66 +991,294 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 Vec::new()
             }),
             StmtKind::Call { result, callee, .. } => {
-                let mut out = Vec::new();
-                if let Some(r) = result
-                    && self.must_save(r)
-                {
-                    out.push(r.clone());
-                }
                 let active_split = self.a.is_active_call(self.proc, s.id)
-                    && self.program.proc(*callee).body.is_some();
-                if !active_split {
-                    // A passive call's own writes are saved here: nothing
-                    // else restores them.
-                    let mut restore = self.a.restore(self.proc, s.id);
-                    if self.is_split() {
-                        // The caller sees what this call writes outside
-                        // this procedure's locals (`adjoint/proc-split`).
-                        if let Some(f) = self.a.facts.get(&self.proc)
-                            && let Some(&i) = f.point_of.get(&s.id)
-                        {
-                            for &z in &f.points[i].effect.writes {
-                                let local = matches!(
-                                    self.a.locs.object(self.a.locs.zone(z).obj).kind,
-                                    ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
-                                );
-                                if !local {
-                                    restore.insert(z);
-                                }
-                            }
-                        }
-                    }
-                    let result_zones: Vec<Zone> =
-                        result.iter().flat_map(|r| self.zones_of(r)).collect();
-                    let mut objs = BTreeSet::new();
-                    for z in restore.iter().copied() {
-                        if result_zones.contains(&z) {
-                            continue;
-                        }
-                        objs.insert(self.a.locs.zone(z).obj);
-                    }
-                    for o in objs {
-                        match self.a.locs.object(o).kind {
-                            ObjKind::Var(v)
-                                if self.program.sym(v).kind != SymKind::Param
-                                    || !is_pointer(self.program, &self.program.sym(v).ty) =>
-                            {
-                                out.push(self.var(v));
-                            }
-                            _ => {
-                                return Err(ApplyError::new(format!(
-                                    "the adjoint mode cannot yet save the memory '{}' that this call of '{}' overwrites (its size is not known here)",
-                                    self.a.locs.object(o).name,
-                                    self.program.proc(*callee).name
-                                )));
-                            }
-                        }
-                    }
-                }
-                Ok(out)
+                    && self.program.proc(*callee).body.is_some()
+                    && !self.is_joint_call(s);
+                self.call_saves(s.id, result.as_ref(), *callee, !active_split)
             }
             _ => Ok(Vec::new()),
         }
+    }
+
+    /// `v := INIT` as assignments: a struct field by field, an array
+    /// element by element (`adjoint/struct-init`, `adjoint/declarator-list`).
+    fn init_assign_code(&mut self, v: SymId, init: &Init) -> Result<Vec<Stmt>, ApplyError> {
+        let var = self.var(v);
+        let mut code = Vec::new();
+        match init {
+            Init::List(items, _)
+                if let Type::Struct(sid) = self.out.resolve(&var.ty.ty).clone() =>
+            {
+                // `adjoint/struct-init`: field k := item k, the
+                // fields without an item := 0, as C does.
+                let fields = self.out.strukt(sid).fields.clone();
+                for (k, f) in fields.iter().enumerate() {
+                    let lhs = Expr::new(
+                        ExprKind::Field {
+                            base: Box::new(var.clone()),
+                            strukt: sid,
+                            field: k,
+                        },
+                        f.ty.clone(),
+                        self.span(),
+                    );
+                    let rhs = match items.get(k) {
+                        Some(Init::Expr(e)) => e.clone(),
+                        None if real_rank(&self.out, &f.ty) > 0 => self.real(0.0, f.ty.clone()),
+                        None if matches!(
+                            self.out.resolve(&f.ty.ty),
+                            Type::Int { .. } | Type::Pointer(_)
+                        ) =>
+                        {
+                            self.int(0)
+                        }
+                        _ => {
+                            return Err(ApplyError::new(
+                                "the adjoint mode does not handle nested initialiser lists yet",
+                            ));
+                        }
+                    };
+                    code.push(self.assign(lhs, rhs, AssignSugar::Plain));
+                }
+            }
+            Init::List(items, _) => {
+                let elem = match &self.out.symbols[v.index()].ty.ty {
+                    Type::Array { elem, .. } => (**elem).clone(),
+                    _ => QualType::double(),
+                };
+                for (k, it) in items.iter().enumerate() {
+                    let Init::Expr(e) = it else {
+                        return Err(ApplyError::new(
+                            "the adjoint mode does not handle nested initialiser lists yet",
+                        ));
+                    };
+                    let lhs = Expr::new(
+                        ExprKind::Index {
+                            base: Box::new(var.clone()),
+                            index: Box::new(self.int(k as i64)),
+                        },
+                        elem.clone(),
+                        self.span(),
+                    );
+                    code.push(self.assign(lhs, e.clone(), AssignSugar::Plain));
+                }
+            }
+            Init::Expr(e) => {
+                code.push(self.assign(var, e.clone(), AssignSugar::Plain));
+            }
+        }
+        Ok(code)
+    }
+
+    /// A copy of original statements to run as they are in the forward
+    /// sweep (`adjoint/checkpoint`): declarations, hoisted already,
+    /// become the assignments of their initialisers.
+    fn plain_copy(&mut self, stmts: &[Stmt]) -> Result<Vec<Stmt>, ApplyError> {
+        let mut out = Vec::new();
+        for st in stmts {
+            let mut st = st.clone();
+            match &mut st.kind {
+                StmtKind::Decl { vars, .. } => {
+                    let mut code = Vec::new();
+                    for d in vars.iter() {
+                        if let Some(init) = &d.init {
+                            code.extend(self.init_assign_code(d.sym, init)?);
+                        }
+                    }
+                    if let Some(first) = code.first_mut() {
+                        first.comments = st.comments.clone();
+                    }
+                    out.extend(code);
+                    continue;
+                }
+                StmtKind::Call { decl_init, .. } => *decl_init = false,
+                StmtKind::If { then, other, .. } => {
+                    then.stmts = self.plain_copy(&then.stmts)?;
+                    if let Some(o) = other {
+                        o.stmts = self.plain_copy(&o.stmts)?;
+                    }
+                }
+                StmtKind::Loop { header, body } => {
+                    if let LoopHeader::For { init, step, .. } = header {
+                        *init = self.plain_copy(init)?;
+                        *step = self.plain_copy(step)?;
+                    }
+                    body.stmts = self.plain_copy(&body.stmts)?;
+                }
+                StmtKind::Block(b) => b.stmts = self.plain_copy(&b.stmts)?,
+                _ => {}
+            }
+            out.push(st);
+        }
+        Ok(out)
+    }
+
+    /// `isJoint`: an active call of a procedure with a body is
+    /// checkpointed (`adjoint/call-joint`) unless `--split` is given, or
+    /// `$AD NOCHECKPOINT` annotates the call or the callee's header, or its
+    /// snapshot would need memory whose extent is not known here (then the
+    /// callee's own saves, split mode, restore it).
+    fn is_joint_call(&self, s: &Stmt) -> bool {
+        let StmtKind::Call { result, callee, .. } = &s.kind else {
+            return false;
+        };
+        let directive = |c: &Comments| {
+            c.leading
+                .iter()
+                .chain(c.trailing.iter())
+                .any(|t| t.contains("$AD NOCHECKPOINT"))
+        };
+        !self.opts.split
+            && !directive(&s.comments)
+            && !directive(&self.program.proc(*callee).comments)
+            && self.program.proc(*callee).body.is_some()
+            && self.a.is_active_call(self.proc, s.id)
+            && self
+                .call_saves(s.id, result.as_ref(), *callee, true)
+                .is_ok()
+    }
+
+    /// The snapshot of a checkpointed region (`adjoint/checkpoint`): the
+    /// variables holding a zone the region reads that anything in the
+    /// procedure writes, or a zone it writes that is TBR at its start or
+    /// (in a split procedure) visible to the caller. Memory that is not a
+    /// variable: an error, and the region is not checkpointed.
+    fn region_snapshot(&self, region: &Stmt) -> Result<Vec<Expr>, String> {
+        let (Some(f), Some(r)) = (self.a.facts.get(&self.proc), self.a.results.get(&self.proc))
+        else {
+            return Ok(Vec::new());
+        };
+        let mut inside = HashSet::new();
+        crate::il::visit_stmts(std::slice::from_ref(region), &mut |x| {
+            inside.insert(x.id);
+        });
+        let (mut reads, mut writes, mut written) = (Set::new(), Set::new(), Set::new());
+        let mut first: Option<usize> = None;
+        for (i, pt) in f.points.iter().enumerate() {
+            written.extend(pt.effect.writes.iter().copied());
+            if inside.contains(&pt.kind.stmt().id) {
+                reads.extend(pt.effect.reads.iter().copied());
+                writes.extend(pt.effect.writes.iter().copied());
+                first = Some(first.map_or(i, |f: usize| f.min(i)));
+            }
+        }
+        let tbr_at_start = first.map(|i| &r.tbr_in[i]);
+        // Of the variables, only those the region may read before it
+        // writes them (`left` in `double left = u[0]; … left = mid;` is
+        // not).
+        let mut exposed = HashSet::new();
+        exposed_reads(
+            std::slice::from_ref(region),
+            &mut HashSet::new(),
+            &mut exposed,
+        );
+        let mut zones: Set = reads
+            .intersection(&written)
+            .copied()
+            .filter(
+                |&z| match self.a.locs.object(self.a.locs.zone(z).obj).kind {
+                    ObjKind::Var(v) => exposed.contains(&v),
+                    _ => true,
+                },
+            )
+            .collect();
+        for &z in &writes {
+            let visible = !matches!(
+                self.a.locs.object(self.a.locs.zone(z).obj).kind,
+                ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
+            );
+            if tbr_at_start.is_some_and(|t| t.contains(&z)) || (self.is_split() && visible) {
+                zones.insert(z);
+            }
+        }
+        let objs: BTreeSet<_> = zones.iter().map(|&z| self.a.locs.zone(z).obj).collect();
+        let mut out = Vec::new();
+        for o in objs {
+            match self.a.locs.object(o).kind {
+                ObjKind::Var(v)
+                    if self.program.sym(v).kind != SymKind::Param
+                        || !is_pointer(self.program, &self.program.sym(v).ty) =>
+                {
+                    out.push(self.var(v));
+                }
+                _ => {
+                    return Err(format!(
+                        "the snapshot of a checkpointed region needs the memory '{}', whose size is not known here",
+                        self.a.locs.object(o).name
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// What the forward sweep saves before call `id`: its result when it
+    /// must be saved, and with `own_writes`, the variables of restore(I)
+    /// the call overwrites (a passive call, whose writes nothing else
+    /// restores; a checkpointed call, whose snapshot they are, since
+    /// restore(I) holds what the call reads, `deriv-use/call`). Memory
+    /// that is not a variable has no known size here: an error.
+    fn call_saves(
+        &self,
+        id: StmtId,
+        result: Option<&Expr>,
+        callee: ProcId,
+        own_writes: bool,
+    ) -> Result<Vec<Expr>, ApplyError> {
+        let mut out = Vec::new();
+        if let Some(r) = result
+            && self.must_save(r)
+        {
+            out.push(r.clone());
+        }
+        if own_writes {
+            // A passive call's own writes are saved here: nothing
+            // else restores them.
+            let mut restore = self.a.restore(self.proc, id);
+            if self.is_split() {
+                // The caller sees what this call writes outside
+                // this procedure's locals (`adjoint/proc-split`).
+                if let Some(f) = self.a.facts.get(&self.proc)
+                    && let Some(&i) = f.point_of.get(&id)
+                {
+                    for &z in &f.points[i].effect.writes {
+                        let local = matches!(
+                            self.a.locs.object(self.a.locs.zone(z).obj).kind,
+                            ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
+                        );
+                        if !local {
+                            restore.insert(z);
+                        }
+                    }
+                }
+            }
+            let result_zones: Vec<Zone> = result.iter().flat_map(|r| self.zones_of(r)).collect();
+            let mut objs = BTreeSet::new();
+            for z in restore.iter().copied() {
+                if result_zones.contains(&z) {
+                    continue;
+                }
+                objs.insert(self.a.locs.zone(z).obj);
+            }
+            for o in objs {
+                match self.a.locs.object(o).kind {
+                    ObjKind::Var(v)
+                        if self.program.sym(v).kind != SymKind::Param
+                            || !is_pointer(self.program, &self.program.sym(v).ty) =>
+                    {
+                        out.push(self.var(v));
+                    }
+                    _ => {
+                        return Err(ApplyError::new(format!(
+                            "the adjoint mode cannot yet save the memory '{}' that this call of '{}' overwrites (its size is not known here)",
+                            self.a.locs.object(o).name,
+                            self.program.proc(callee).name
+                        )));
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The parts of a value, field by field for a struct (nested structs
@@ -2333,6 +2608,16 @@ fn exposed_reads(stmts: &[Stmt], written: &mut HashSet<SymId>, out: &mut HashSet
                 *written = a.intersection(&b).copied().collect();
             }
             StmtKind::Block(b) => exposed_reads(&b.stmts, written, out),
+            // A declaration reads its initialiser and starts a variable
+            // whose earlier value nothing can read.
+            StmtKind::Decl { vars, .. } => {
+                for d in vars {
+                    if let Some(init) = &d.init {
+                        visit_init(init, &mut |e| expr_reads(e, written, out));
+                    }
+                    written.insert(d.sym);
+                }
+            }
             _ => {
                 // A simple statement reads (all of `reads`) before it
                 // writes; anything else is taken as reading everything it
@@ -2606,6 +2891,10 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             "isActiveCall" => self
                 .stmt()
                 .is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
+            "isJoint" => self.stmt().is_some_and(|s| self.is_joint_call(s)),
+            "isCheckpoint" => self
+                .stmt()
+                .is_some_and(|s| checkpoint::is_region(s) && self.region_snapshot(s).is_ok()),
             "hasBody" => match subject {
                 AVal::Sym(p) => self.program.proc(ProcId(p.0)).body.is_some(),
                 _ => false,
@@ -2701,6 +2990,14 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let s = self
                     .stmt()
                     .ok_or_else(|| ApplyError::new("'same' outside a statement"))?;
+                if let StmtKind::Block(b) = &s.kind {
+                    let mut copy = s.clone();
+                    let stmts = self.plain_copy(&b.stmts)?;
+                    if let StmtKind::Block(cb) = &mut copy.kind {
+                        cb.stmts = stmts;
+                    }
+                    return Ok(AVal::Code(self.tag(vec![copy], rule)));
+                }
                 let mut s = s.clone();
                 match &mut s.kind {
                     StmtKind::Call { decl_init, .. } => *decl_init = false,
@@ -2850,6 +3147,20 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 AVal::List(items)
             }
+            "push-snapshot" | "pop-snapshot" => {
+                // `adjoint/checkpoint`: the region's snapshot, pushed before
+                // the region runs plainly, popped before it runs again.
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("a snapshot outside a region"))?;
+                let refs = self.region_snapshot(s).map_err(ApplyError::new)?;
+                let code = if head == "push-snapshot" {
+                    refs.iter().flat_map(|r| self.push_all(r)).collect()
+                } else {
+                    refs.iter().rev().flat_map(|r| self.pop_all(r)).collect()
+                };
+                AVal::Code(self.tag(code, rule))
+            }
             "push-restore" => {
                 let refs = self.saved_refs()?;
                 let code = refs.iter().flat_map(|r| self.push_all(r)).collect();
@@ -2882,73 +3193,11 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let AVal::Sym(v) = args[0] else {
                     return Err(ApplyError::new("'init-assign' takes a variable"));
                 };
-                let var = self.var(v);
-                let mut code = Vec::new();
-                match &args[1] {
-                    AVal::Init(Init::List(items, _))
-                        if let Type::Struct(sid) = self.out.resolve(&var.ty.ty).clone() =>
-                    {
-                        // `adjoint/struct-init`: field k := item k, the
-                        // fields without an item := 0, as C does.
-                        let fields = self.out.strukt(sid).fields.clone();
-                        for (k, f) in fields.iter().enumerate() {
-                            let lhs = Expr::new(
-                                ExprKind::Field {
-                                    base: Box::new(var.clone()),
-                                    strukt: sid,
-                                    field: k,
-                                },
-                                f.ty.clone(),
-                                self.span(),
-                            );
-                            let rhs = match items.get(k) {
-                                Some(Init::Expr(e)) => e.clone(),
-                                None if real_rank(&self.out, &f.ty) > 0 => {
-                                    self.real(0.0, f.ty.clone())
-                                }
-                                None if matches!(
-                                    self.out.resolve(&f.ty.ty),
-                                    Type::Int { .. } | Type::Pointer(_)
-                                ) =>
-                                {
-                                    self.int(0)
-                                }
-                                _ => {
-                                    return Err(ApplyError::new(
-                                        "the adjoint mode does not handle nested initialiser lists yet",
-                                    ));
-                                }
-                            };
-                            code.push(self.assign(lhs, rhs, AssignSugar::Plain));
-                        }
-                    }
-                    AVal::Init(Init::List(items, _)) => {
-                        let elem = match &self.out.symbols[v.index()].ty.ty {
-                            Type::Array { elem, .. } => (**elem).clone(),
-                            _ => QualType::double(),
-                        };
-                        for (k, it) in items.iter().enumerate() {
-                            let Init::Expr(e) = it else {
-                                return Err(ApplyError::new(
-                                    "the adjoint mode does not handle nested initialiser lists yet",
-                                ));
-                            };
-                            let lhs = Expr::new(
-                                ExprKind::Index {
-                                    base: Box::new(var.clone()),
-                                    index: Box::new(self.int(k as i64)),
-                                },
-                                elem.clone(),
-                                self.span(),
-                            );
-                            code.push(self.assign(lhs, e.clone(), AssignSugar::Plain));
-                        }
-                    }
-                    other => {
-                        let e = self.expr_of(other)?;
-                        code.push(self.assign(var, e, AssignSugar::Plain));
-                    }
-                }
+                let init = match &args[1] {
+                    AVal::Init(i) => (*i).clone(),
+                    other => Init::Expr(self.expr_of(other)?),
+                };
+                let mut code = self.init_assign_code(v, &init)?;
                 if let (Some(first), Some(s)) = (code.first_mut(), self.stmt())
                     && !self.commented.contains(&s.id)
                 {
@@ -3524,6 +3773,30 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 };
                 AVal::Code(self.tag(code, rule))
             }
+            "call-recompute" => {
+                // `adjoint/call-joint`: the callee's forward sweep, run again
+                // from the snapshot; its result was assigned the first time.
+                arity(1, &args)?;
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'call-recompute' outside a call"))?;
+                let StmtKind::Call {
+                    callee,
+                    args: cargs,
+                    ..
+                } = &s.kind
+                else {
+                    return Err(ApplyError::new("'call-recompute' outside a call"));
+                };
+                let fwd = self.aprocs.get(callee).and_then(|a| a.fwd).ok_or_else(|| {
+                    ApplyError::new(format!(
+                        "'{}' has no forward sweep procedure",
+                        self.program.proc(*callee).name
+                    ))
+                })?;
+                let code = vec![self.call_stmt(fwd, cargs.clone(), None)];
+                AVal::Code(self.tag(code, rule))
+            }
             "call-backward" => {
                 arity(2, &args)?;
                 let s = self
@@ -3692,5 +3965,13 @@ fn pointee_variable(program: &Program, e: &Expr) -> Result<SymId, String> {
         }
         ExprKind::Var(_) => of_ref(program, e),
         _ => Err("the memory it points to is not a variable".into()),
+    }
+}
+
+/// The expressions of an initialiser, nested lists included.
+fn visit_init(init: &Init, f: &mut dyn FnMut(&Expr)) {
+    match init {
+        Init::Expr(e) => f(e),
+        Init::List(items, _) => items.iter().for_each(|i| visit_init(i, f)),
     }
 }

@@ -13,6 +13,7 @@ macro_rules! rule_file {
 }
 
 pub mod adjoint;
+pub mod checkpoint;
 
 use crate::il::{Item, ItemKind, ProcId, Program, StmtKind};
 use std::collections::HashSet;

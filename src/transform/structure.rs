@@ -39,16 +39,24 @@ use std::collections::HashSet;
 
 /// The program with every procedure that jumps rewritten without jumps;
 /// borrowed unchanged when no procedure jumps.
+///
+/// Checkpointed regions (`$AD CHECKPOINT-START` … `$AD CHECKPOINT-END`)
+/// are wrapped into blocks first (`adjoint/checkpoint`,
+/// [`super::checkpoint`]).
 pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
     let todo: Vec<ProcId> = program
         .defined_procs()
         .filter(|(_, p)| p.body.as_ref().is_some_and(|b| needs_structuring(&b.stmts)))
         .map(|(id, _)| id)
         .collect();
-    if todo.is_empty() {
+    let regions = super::checkpoint::procs_with_regions(program);
+    if todo.is_empty() && regions.is_empty() {
         return Cow::Borrowed(program);
     }
     let mut out = program.clone();
+    for p in regions {
+        super::checkpoint::mark_regions(&mut out, p);
+    }
     let mut taken: HashSet<String> = out.symbols.iter().map(|s| s.name.clone()).collect();
     for p in todo {
         restructure_proc(&mut out, p, &mut taken);
