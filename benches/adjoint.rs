@@ -2,7 +2,8 @@
 //! the tool's time.
 //!
 //! 1. R_a = T(f_b) / T(f), both `cc -O2`, and the bytes one call of `f_b`
-//!    pushes, for every fixture of `tests/fixtures/adjoint/` that the
+//!    pushes, with calls checkpointed (the default) and with `--split`,
+//!    for every fixture of `tests/fixtures/adjoint/` that the
 //!    adjoint mode differentiates and that does real work (a primal call of
 //!    at least 1 µs), measured by `aioli check`'s driver, and their median
 //!    (goal: median R_a ≤ 2.5; Tapenade's Fig. 17 reports 2.0–16.2).
@@ -26,7 +27,7 @@ use std::path::Path;
 use std::time::Instant;
 
 /// (R_a, T(f) in seconds, bytes pushed) of one fixture.
-fn ra_of(path: &Path, work: &Path) -> Result<Option<(f64, f64, Option<u64>)>, String> {
+fn ra_of(path: &Path, work: &Path, split: bool) -> Result<Option<(f64, f64, Option<u64>)>, String> {
     let first = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let Ok(Pragma::Valid(cfg)) = parse_pragma(first.lines().next().unwrap_or("")) else {
         return Err("no pragma".into());
@@ -34,7 +35,10 @@ fn ra_of(path: &Path, work: &Path) -> Result<Option<(f64, f64, Option<u64>)>, St
     let loaded = load(path, &FrontOptions::default()).map_err(|(_, d)| d.message)?;
     let head = parse_head(&loaded.program, &cfg.head)?;
     let heads = std::slice::from_ref(&head);
-    let aopts = AdjointOptions::default();
+    let aopts = AdjointOptions {
+        split,
+        ..AdjointOptions::default()
+    };
     let arules = load_adjoint_rules(&aopts).map_err(|e| e.to_string())?;
     let b =
         adjoint(&loaded.program, &loaded.sources, heads, &arules, &aopts).map_err(|d| d.message)?;
@@ -117,35 +121,45 @@ fn main() {
         files.sort();
         let work = tempfile::tempdir().unwrap();
         let mut ratios = Vec::new();
+        let mut split_ratios = Vec::new();
         println!(
-            "{:<24} {:>12} {:>8} {:>14}",
-            "fixture", "T(f) us", "R_a", "bytes pushed"
+            "{:<24} {:>12} {:>8} {:>14} {:>10} {:>14}",
+            "fixture", "T(f) us", "R_a", "bytes pushed", "R_a split", "bytes split"
         );
         for f in &files {
             let name = f.file_stem().unwrap().to_string_lossy().into_owned();
             let bytes = |b: Option<u64>| b.map(|b| b.to_string()).unwrap_or("-".into());
-            match ra_of(f, work.path()) {
-                Ok(Some((ra, tf, b))) if tf >= 1e-6 => {
-                    println!("{name:<24} {:>12.2} {ra:>8.2} {:>14}", tf * 1e6, bytes(b));
-                    ratios.push(ra);
+            match (ra_of(f, work.path(), false), ra_of(f, work.path(), true)) {
+                (Ok(Some((ra, tf, b))), Ok(Some((rs, _, bs)))) => {
+                    let small = if tf >= 1e-6 {
+                        ratios.push(ra);
+                        split_ratios.push(rs);
+                        ""
+                    } else {
+                        "  (too small to count)"
+                    };
+                    println!(
+                        "{name:<24} {:>12.3} {ra:>8.2} {:>14} {rs:>10.2} {:>14}{small}",
+                        tf * 1e6,
+                        bytes(b),
+                        bytes(bs)
+                    );
                 }
-                Ok(Some((ra, tf, b))) => println!(
-                    "{name:<24} {:>12.3} {ra:>8.2} {:>14}  (too small to count)",
-                    tf * 1e6,
-                    bytes(b)
-                ),
-                Ok(None) => println!("{name:<24} {:>12} {:>8}", "-", "-"),
-                Err(e) => println!("{name:<24} not measured: {e}"),
+                (Err(e), _) | (_, Err(e)) => println!("{name:<24} not measured: {e}"),
+                _ => println!("{name:<24} {:>12} {:>8}", "-", "-"),
             }
         }
         ratios.sort_by(f64::total_cmp);
+        split_ratios.sort_by(f64::total_cmp);
         if !ratios.is_empty() {
             let median = ratios[ratios.len() / 2];
+            let split_median = split_ratios[split_ratios.len() / 2];
             println!(
-                "fixtures doing real work: {}; median R_a = {median:.2}",
+                "fixtures doing real work: {}; median R_a = {median:.2} (calls checkpointed), {split_median:.2} (--split)",
                 ratios.len()
             );
             println!("adjoint_median_ra={median:.3}");
+            println!("adjoint_median_ra_split={split_median:.3}");
         }
     }
     let sizes: Vec<usize> = std::env::var("AIOLI_BENCH_SIZES")

@@ -1004,70 +1004,82 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// element by element (`adjoint/struct-init`, `adjoint/declarator-list`).
     fn init_assign_code(&mut self, v: SymId, init: &Init) -> Result<Vec<Stmt>, ApplyError> {
         let var = self.var(v);
+        let Init::List(..) = init else {
+            let Init::Expr(e) = init else { unreachable!() };
+            return Ok(vec![self.assign(var, e.clone(), AssignSugar::Plain)]);
+        };
+        // `adjoint/struct-init`, `adjoint/declarator-list`: one assignment
+        // per scalar of the variable, C's zero where the list gives none.
+        let mut leaves = Vec::new();
+        init_leaves(self.program, &var.ty, init, &mut Vec::new(), &mut leaves);
         let mut code = Vec::new();
-        match init {
-            Init::List(items, _)
-                if let Type::Struct(sid) = self.out.resolve(&var.ty.ty).clone() =>
-            {
-                // `adjoint/struct-init`: field k := item k, the
-                // fields without an item := 0, as C does.
-                let fields = self.out.strukt(sid).fields.clone();
-                for (k, f) in fields.iter().enumerate() {
-                    let lhs = Expr::new(
-                        ExprKind::Field {
-                            base: Box::new(var.clone()),
-                            strukt: sid,
-                            field: k,
-                        },
-                        f.ty.clone(),
-                        self.span(),
-                    );
-                    let rhs = match items.get(k) {
-                        Some(Init::Expr(e)) => e.clone(),
-                        None if real_rank(&self.out, &f.ty) > 0 => self.real(0.0, f.ty.clone()),
-                        None if matches!(
-                            self.out.resolve(&f.ty.ty),
-                            Type::Int { .. } | Type::Pointer(_)
-                        ) =>
-                        {
-                            self.int(0)
-                        }
+        for (path, item) in leaves {
+            let lhs = self.follow(var.clone(), &path, false)?.ok_or_else(|| {
+                ApplyError::new("internal error: an initialiser path outside its variable")
+            })?;
+            let rhs = match item {
+                Some(e) => e.clone(),
+                None if real_rank(&self.out, &lhs.ty) > 0 => self.real(0.0, lhs.ty.clone()),
+                None => self.int(0),
+            };
+            code.push(self.assign(lhs, rhs, AssignSugar::Plain));
+        }
+        Ok(code)
+    }
+
+    /// `base` followed along an initialiser path; for an adjoint `T_b`
+    /// base (`adjoint`), fields are found by name and a field the adjoint
+    /// type lacks (never active) gives `None`.
+    fn follow(
+        &self,
+        base: Expr,
+        path: &[InitStep],
+        adjoint: bool,
+    ) -> Result<Option<Expr>, ApplyError> {
+        let mut e = base;
+        for step in path {
+            e = match *step {
+                InitStep::Index(k) => {
+                    let elem = match self.out.resolve(&e.ty.ty) {
+                        Type::Array { elem, .. } | Type::Pointer(elem) => (**elem).clone(),
                         _ => {
                             return Err(ApplyError::new(
-                                "the adjoint mode does not handle nested initialiser lists yet",
+                                "internal error: an index into a non-array",
                             ));
                         }
                     };
-                    code.push(self.assign(lhs, rhs, AssignSugar::Plain));
-                }
-            }
-            Init::List(items, _) => {
-                let elem = match &self.out.symbols[v.index()].ty.ty {
-                    Type::Array { elem, .. } => (**elem).clone(),
-                    _ => QualType::double(),
-                };
-                for (k, it) in items.iter().enumerate() {
-                    let Init::Expr(e) = it else {
-                        return Err(ApplyError::new(
-                            "the adjoint mode does not handle nested initialiser lists yet",
-                        ));
-                    };
-                    let lhs = Expr::new(
+                    Expr::new(
                         ExprKind::Index {
-                            base: Box::new(var.clone()),
+                            base: Box::new(e),
                             index: Box::new(self.int(k as i64)),
                         },
-                        elem.clone(),
+                        elem,
                         self.span(),
-                    );
-                    code.push(self.assign(lhs, e.clone(), AssignSugar::Plain));
+                    )
                 }
-            }
-            Init::Expr(e) => {
-                code.push(self.assign(var, e.clone(), AssignSugar::Plain));
-            }
+                InitStep::Field(sid, k) => {
+                    if adjoint {
+                        let name = self.program.strukt(sid).fields[k].name.clone();
+                        match field_of(&self.out, e, &name, self.span()) {
+                            Ok(f) => f,
+                            Err(_) => return Ok(None),
+                        }
+                    } else {
+                        let ty = self.program.strukt(sid).fields[k].ty.clone();
+                        Expr::new(
+                            ExprKind::Field {
+                                base: Box::new(e),
+                                strukt: sid,
+                                field: k,
+                            },
+                            ty,
+                            self.span(),
+                        )
+                    }
+                }
+            };
         }
-        Ok(code)
+        Ok(Some(e))
     }
 
     /// A copy of original statements to run as they are in the forward
@@ -2252,7 +2264,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 Type::Int { .. } | Type::Pointer(_) => Some(Init::Expr(self.int(0))),
                 // A struct, or an array of structs: every field.
                 Type::Struct(_) => Some(self.zero_init(&ty)),
-                Type::Array { elem, .. } if is_struct(&self.out, &innermost(&self.out, elem)) => {
+                // An array of structs or of arrays: braces at every level.
+                Type::Array { elem, .. }
+                    if is_struct(&self.out, &innermost(&self.out, elem))
+                        || is_aggregate(&self.out, elem) =>
+                {
                     Some(self.zero_init(&ty))
                 }
                 Type::Array { .. } => Some(Init::List(vec![Init::Expr(self.int(0))], self.span())),
@@ -3299,49 +3315,30 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let AVal::Sym(v) = args[0] else {
                     return Err(ApplyError::new("'list-adjoints' takes a variable"));
                 };
-                let AVal::Init(Init::List(items, _)) = args[1] else {
+                let AVal::Init(init @ Init::List(..)) = args[1] else {
                     return Err(ApplyError::new("'list-adjoints' takes an initialiser list"));
                 };
                 let vb = self.adjoint_var(v)?;
-                let elem = match self.out.resolve(&vb.ty.ty) {
-                    Type::Array { elem, .. } => (**elem).clone(),
-                    _ => QualType::double(),
-                };
-                // `adjoint/struct-init`: item k's adjoint is that of field k.
-                let primal_struct = match self.program.resolve(&self.program.sym(v).ty.ty) {
-                    Type::Struct(sid) => Some(*sid),
-                    _ => None,
-                };
+                let var = self.var(v);
+                let mut leaves = Vec::new();
+                init_leaves(self.program, &var.ty, init, &mut Vec::new(), &mut leaves);
+                // `adjoint/struct-init`: the adjoint of each scalar, in
+                // reverse order; a zero-filled one only loses its adjoint.
                 let rules = self.rules;
                 let mut code = Vec::new();
-                for (k, it) in items.iter().enumerate().rev() {
-                    let Init::Expr(e) = it else {
-                        return Err(ApplyError::new(
-                            "the adjoint mode does not handle nested initialiser lists yet",
-                        ));
+                for (path, item) in leaves.into_iter().rev() {
+                    let Some(vbk) = self.follow(vb.clone(), &path, true)? else {
+                        continue;
                     };
-                    let vbk = match primal_struct {
-                        Some(sid) => {
-                            let name = self.program.strukt(sid).fields[k].name.clone();
-                            match field_of(&self.out, vb.clone(), &name, self.span()) {
-                                Ok(f) => f,
-                                // A field never active: no adjoint to give.
-                                Err(_) => continue,
-                            }
+                    if real_rank(&self.out, &vbk.ty) == 0 && !is_struct(&self.out, &vbk.ty) {
+                        continue;
+                    }
+                    if let Some(e) = item {
+                        let with =
+                            AVal::With(Box::new(AVal::Expr(e)), Box::new(AVal::New(vbk.clone())));
+                        for r in engine::apply(rules, self, "adj", &with)? {
+                            code.extend(self.code_of(r)?);
                         }
-                        None => Expr::new(
-                            ExprKind::Index {
-                                base: Box::new(vb.clone()),
-                                index: Box::new(self.int(k as i64)),
-                            },
-                            elem.clone(),
-                            self.span(),
-                        ),
-                    };
-                    let with =
-                        AVal::With(Box::new(AVal::Expr(e)), Box::new(AVal::New(vbk.clone())));
-                    for r in engine::apply(rules, self, "adj", &with)? {
-                        code.extend(self.code_of(r)?);
                     }
                     code.extend(self.zero_all(vbk)?);
                 }
@@ -3973,5 +3970,132 @@ fn visit_init(init: &Init, f: &mut dyn FnMut(&Expr)) {
     match init {
         Init::Expr(e) => f(e),
         Init::List(items, _) => items.iter().for_each(|i| visit_init(i, f)),
+    }
+}
+
+/// A step from a variable to one of its scalars: an element, or field k
+/// of a struct.
+#[derive(Clone, Copy, Debug)]
+enum InitStep {
+    Index(usize),
+    Field(crate::il::StructId, usize),
+}
+
+/// The scalars an initialiser sets, in order: each with its path from the
+/// variable of type `ty` and its expression, `None` where C zero-fills.
+/// Nested lists and C's brace elision (`double m[2][2] = {1, 2, 3, 4}`)
+/// are followed; an expression of the member's own struct type is one
+/// leaf (a whole-struct copy).
+fn init_leaves<'e>(
+    program: &Program,
+    ty: &QualType,
+    init: &'e Init,
+    path: &mut Vec<InitStep>,
+    out: &mut Vec<(Vec<InitStep>, Option<&'e Expr>)>,
+) {
+    match init {
+        Init::Expr(e) => out.push((path.clone(), Some(e))),
+        Init::List(items, _) => {
+            let mut pos = 0;
+            if is_aggregate(program, ty) {
+                fill_aggregate(program, ty, items, &mut pos, path, out);
+            } else {
+                // A scalar in braces: `double x = {1.0};`.
+                fill_member(program, ty, items, &mut pos, path, out);
+            }
+        }
+    }
+}
+
+fn is_aggregate(program: &Program, ty: &QualType) -> bool {
+    matches!(
+        program.resolve(&ty.ty),
+        Type::Array { .. } | Type::Struct(_)
+    )
+}
+
+/// The members of an aggregate (elements or fields) with their types.
+fn members(program: &Program, ty: &QualType, items_left: usize) -> Vec<(InitStep, QualType)> {
+    match program.resolve(&ty.ty) {
+        Type::Array { elem, len } => {
+            let n = len
+                .as_ref()
+                .and_then(|l| l.value)
+                .map_or(items_left, |n| n as usize);
+            (0..n)
+                .map(|k| (InitStep::Index(k), (**elem).clone()))
+                .collect()
+        }
+        Type::Struct(sid) => program
+            .strukt(*sid)
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (InitStep::Field(*sid, k), f.ty.clone()))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn fill_aggregate<'e>(
+    program: &Program,
+    ty: &QualType,
+    items: &'e [Init],
+    pos: &mut usize,
+    path: &mut Vec<InitStep>,
+    out: &mut Vec<(Vec<InitStep>, Option<&'e Expr>)>,
+) {
+    for (step, mty) in members(program, ty, items.len().saturating_sub(*pos)) {
+        path.push(step);
+        fill_member(program, &mty, items, pos, path, out);
+        path.pop();
+    }
+}
+
+fn fill_member<'e>(
+    program: &Program,
+    ty: &QualType,
+    items: &'e [Init],
+    pos: &mut usize,
+    path: &mut Vec<InitStep>,
+    out: &mut Vec<(Vec<InitStep>, Option<&'e Expr>)>,
+) {
+    match items.get(*pos) {
+        None => zero_fill(program, ty, path, out),
+        Some(sub @ Init::List(..)) => {
+            *pos += 1;
+            init_leaves(program, ty, sub, path, out);
+        }
+        Some(Init::Expr(e)) => {
+            let same_struct = matches!(
+                (program.resolve(&ty.ty), program.resolve(&e.ty.ty)),
+                (Type::Struct(a), Type::Struct(b)) if a == b
+            );
+            if is_aggregate(program, ty) && !same_struct {
+                // Brace elision: the member takes its scalars from this
+                // same list.
+                fill_aggregate(program, ty, items, pos, path, out);
+            } else {
+                *pos += 1;
+                out.push((path.clone(), Some(e)));
+            }
+        }
+    }
+}
+
+fn zero_fill(
+    program: &Program,
+    ty: &QualType,
+    path: &mut Vec<InitStep>,
+    out: &mut Vec<(Vec<InitStep>, Option<&Expr>)>,
+) {
+    if is_aggregate(program, ty) {
+        for (step, mty) in members(program, ty, 0) {
+            path.push(step);
+            zero_fill(program, &mty, path, out);
+            path.pop();
+        }
+    } else {
+        out.push((path.clone(), None));
     }
 }
