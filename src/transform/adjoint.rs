@@ -550,7 +550,7 @@ enum AVal<'a> {
 
 /// A `for` loop the backward sweep reverses by stepping its index back
 /// (`adjoint/for-canonical`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct CanonicalFor {
     index: SymId,
     /// The constant step, nonzero: `i += step` (negative for `i -= k`).
@@ -558,6 +558,10 @@ struct CanonicalFor {
     /// The index's value at entry when INIT is `i = c` with a constant c
     /// from which stepping back once does not overflow, for a signed index.
     first: Option<i64>,
+    /// With `first` and a step of ±1, the index's last value computed from
+    /// a bound that nothing in the procedure writes (`i < n` gives
+    /// `n - 1`): the forward sweep then records nothing.
+    last: Option<Expr>,
 }
 
 struct AdjointHost<'x, 'a> {
@@ -1856,11 +1860,88 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         .filter(|&c| {
             c >= min && c <= max && c.checked_sub(step).is_some_and(|b| b >= min && b <= max)
         });
+        let last = first.and_then(|_| {
+            let StmtKind::Loop {
+                header: LoopHeader::For {
+                    cond: Some(cond), ..
+                },
+                ..
+            } = &s.kind
+            else {
+                return None;
+            };
+            self.invariant_last(i, step, cond)
+        });
         Some(CanonicalFor {
             index: i,
             step,
             first,
+            last,
         })
+    }
+
+    /// `adjoint/for-canonical`, invariant bound: for `i < B`, `i <= B`
+    /// (step 1) or `i > B`, `i >= B` (step −1), with B built of integer
+    /// constants and integer variables that no point of the procedure
+    /// writes (calls included), the last index visited when the loop runs
+    /// at all: `B - 1`, `B`, `B + 1`, `B`. When the loop runs no
+    /// iteration, the reversed loop's test fails at once on that same
+    /// value, since it lies beyond the first index.
+    fn invariant_last(&self, i: SymId, step: i64, cond: &Expr) -> Option<Expr> {
+        let ExprKind::Binary { op, lhs, rhs } = &peel_casts(cond).kind else {
+            return None;
+        };
+        if !matches!(peel_casts(lhs).kind, ExprKind::Var(v) if v == i) {
+            return None;
+        }
+        let adjust = match (op, step) {
+            (BinOp::Lt, 1) => -1,
+            (BinOp::Le, 1) | (BinOp::Ge, -1) => 0,
+            (BinOp::Gt, -1) => 1,
+            _ => return None,
+        };
+        let f = self.a.facts.get(&self.proc)?;
+        let mut vars = Vec::new();
+        let mut ok = true;
+        visit(rhs, &mut |e| match &e.kind {
+            ExprKind::Var(v) => vars.push(*v),
+            ExprKind::IntConst { .. }
+            | ExprKind::Cast { .. }
+            | ExprKind::Binary {
+                op: BinOp::Add | BinOp::Sub | BinOp::Mul,
+                ..
+            } => {}
+            _ => ok = false,
+        });
+        if !ok || vars.contains(&i) {
+            return None;
+        }
+        for v in vars {
+            if !matches!(
+                self.program.resolve(&self.program.sym(v).ty.ty),
+                Type::Int { .. }
+            ) {
+                return None;
+            }
+            let zones: Vec<Zone> = self.a.locs.object_zones(self.a.locs.of_sym(v)).collect();
+            if f.points
+                .iter()
+                .any(|pt| pt.effect.writes.iter().any(|w| zones.contains(w)))
+            {
+                return None;
+            }
+        }
+        let bound = (**rhs).clone();
+        let mut last = match adjust {
+            0 => bound,
+            k => {
+                let op = if k < 0 { BinOp::Sub } else { BinOp::Add };
+                self.binary(op, bound, self.int(1))
+            }
+        };
+        last.ty = self.out.symbols[i.index()].ty.clone();
+        last.ty.is_const = false;
+        Some(last)
     }
 
     /// The variable holding the current loop's first index
@@ -3487,6 +3568,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     body: self.block(body),
                 }));
                 match first {
+                    // The backward sweep computes the last index from the
+                    // invariant bound.
+                    None if c.last.is_some() => {}
                     // The last index visited, exit − k (no overflow: see
                     // `canonical_for`).
                     None => {
@@ -3535,9 +3619,13 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         let mut bound = self.int(first);
                         bound.ty = i.ty.clone();
                         let cond = self.binary(test, i.clone(), bound);
+                        let start = match &c.last {
+                            Some(last) => self.assign(i.clone(), last.clone(), AssignSugar::Plain),
+                            None => self.pop_of(&i),
+                        };
                         vec![self.mk(StmtKind::Loop {
                             header: LoopHeader::For {
-                                init: vec![self.pop_of(&i)],
+                                init: vec![start],
                                 cond: Some(cond),
                                 step: vec![step_back],
                             },
