@@ -740,3 +740,51 @@ fn unmatched_or_allocating_checkpoint_regions_are_refused() {
         assert!(err.contains(expected), "{name}: {err}");
     }
 }
+
+/// `tbr/call-exit` and `tbr/caller-restore` under `--split`
+/// (`split_exit.c`, whose numbers the corpus tests check in both modes):
+/// the caller saves `c.vel` before overwriting it, because `smooth_bwd`
+/// reads the value `smooth_fwd` left there; `fill_fwd` saves nothing of
+/// the array it writes, which its caller never reads back.
+#[test]
+fn split_callees_keep_their_exit_values_and_restore_only_what_callers_read() {
+    let path = common::fixture_dir("adjoint").join("split_exit.c");
+    let (loaded, head) = load(&path).expect("split_exit.c loads");
+    let opts = AdjointOptions {
+        split: true,
+        ..AdjointOptions::default()
+    };
+    let rules = load_adjoint_rules(&opts).expect("the bundled adjoint rules load");
+    let text = adjoint(
+        &loaded.program,
+        &loaded.sources,
+        std::slice::from_ref(&head),
+        &rules,
+        &opts,
+    )
+    .unwrap_or_else(|d| panic!("{}", front::diag::render(&loaded.sources, &d)));
+    let body = |name: &str| {
+        let start = text
+            .find(&format!("{name}("))
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+        let end = text[start..]
+            .find("\n}\n")
+            .map_or(text.len(), |e| start + e);
+        text[start..end].to_string()
+    };
+    let head_b = body("void split_exit_b");
+    assert!(
+        head_b.contains("aioli_push_real8(c.vel);\n        c.vel = 0.5 * c.pos;"),
+        "tbr/call-exit: c.vel is not saved before it is overwritten:\n{head_b}"
+    );
+    let fill_fwd = body("static void fill_fwd");
+    assert!(
+        !fill_fwd.contains("aioli_push_real8(out"),
+        "tbr/caller-restore: fill_fwd saves the output array:\n{fill_fwd}"
+    );
+    let smooth_fwd = body("static void smooth_fwd");
+    assert!(
+        smooth_fwd.contains("aioli_push_real8(c->vel);"),
+        "tbr/caller-restore: smooth_fwd does not save c->vel, which the caller reads back:\n{smooth_fwd}"
+    );
+}

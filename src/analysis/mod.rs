@@ -91,6 +91,11 @@ pub struct Analysis<'a> {
     /// The call points of each callee, `(caller, point)`, built on first
     /// use by the predicates.
     pub(crate) call_index: std::cell::OnceCell<HashMap<ProcId, Vec<(ProcId, usize)>>>,
+    /// `tbr/caller-restore`, adjoint mode: for a procedure reached by
+    /// calls, its caller-visible zones whose values at its entry some
+    /// caller's backward sweep reads after the callee's backward sweep
+    /// (TBR⁻ at the call, or, transitively, the caller's own callers').
+    pub caller_restore: HashMap<ProcId, Set>,
 }
 
 /// Which derivative code the analyses prepare: it decides what is live at
@@ -153,6 +158,7 @@ pub fn analyze_for<'a>(program: &'a Program, heads: &[Head], mode: Mode) -> Anal
         warnings: Vec::new(),
         mode,
         call_index: std::cell::OnceCell::new(),
+        caller_restore: HashMap::new(),
     };
     a.top_down(&sccs, mode);
     let mut reset_only = Set::new();
@@ -522,6 +528,37 @@ impl<'a> Analysis<'a> {
                         } else {
                             Set::new()
                         };
+                        // `tbr/caller-restore`: what this caller's backward
+                        // sweep reads, after the callee's, of what the call
+                        // overwrites: restore(c) (the argument expressions'
+                        // adjoints read use(c′) after `P_bwd`), and what this
+                        // procedure's own callers read back.
+                        if mode == Mode::Adjoint {
+                            let own = self.caller_restore.get(&p).cloned().unwrap_or_default();
+                            let needed: Set = f.points[i]
+                                .effect
+                                .writes
+                                .iter()
+                                .copied()
+                                .filter(|w| {
+                                    r.tbr_in[i].contains(w)
+                                        || r.deriv_use[i].contains(w)
+                                        || own.contains(w)
+                                })
+                                .collect();
+                            let add: Vec<Zone> = site
+                                .map
+                                .iter()
+                                .filter(|(_, zs)| zs.iter().any(|z| needed.contains(z)))
+                                .map(|(&cz, _)| cz)
+                                .collect();
+                            let e = self.caller_restore.entry(callee).or_default();
+                            let before = e.len();
+                            e.extend(add);
+                            if e.len() != before && comp.contains(&callee) {
+                                changed = true;
+                            }
+                        }
                         for (&cz, (_, diff)) in &site.by_value {
                             if diff.iter().any(|z| r.varied_in[i].contains(z)) {
                                 v.insert(cz);
@@ -876,12 +913,27 @@ impl<'a> Analysis<'a> {
                 Set::new()
             }
         };
+        // `tbr/call-exit`: a split callee's backward sweep reads, at its
+        // start, values the call left in memory it writes, so what an
+        // active call writes is to be recorded after it, like what it
+        // reads (`deriv-use/call`).
+        let exit_reads = |i: usize| -> Set {
+            if self.mode == Mode::Adjoint && r.active[i] && f.points[i].deriv.call {
+                f.points[i].effect.writes.iter().copied().collect()
+            } else {
+                Set::new()
+            }
+        };
         // TBR: forward gen/kill.
         let mut transfers = Vec::with_capacity(nb);
         for range in &f.blocks {
             let mut gk = GenKill::default();
             for i in range.clone() {
                 gk.then(&r.deriv_use[i], &kill_of(i));
+                let e = exit_reads(i);
+                if !e.is_empty() {
+                    gk.then(&e, &Set::new());
+                }
             }
             transfers.push(gk);
         }
@@ -904,6 +956,7 @@ impl<'a> Analysis<'a> {
                         .collect();
                 }
                 s = blocks::step(&s, &r.deriv_use[i], &kill_of(i));
+                s.extend(exit_reads(i));
             }
         }
         // Adjoint-out: backward gen/kill on reversed edges.

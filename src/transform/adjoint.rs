@@ -920,6 +920,23 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         !self.heads.contains(&self.proc)
     }
 
+    /// In a split procedure, is `z` caller-visible memory whose value at
+    /// entry a caller reads after `P_bwd` (`tbr/caller-restore`)? Then
+    /// `P_fwd` saves it wherever it overwrites it, and `P_bwd` restores
+    /// it.
+    fn caller_needs(&self, z: Zone) -> bool {
+        self.is_split()
+            && !matches!(
+                self.a.locs.object(self.a.locs.zone(z).obj).kind,
+                ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
+            )
+            && self
+                .a
+                .caller_restore
+                .get(&self.proc)
+                .is_some_and(|r| r.contains(&z))
+    }
+
     /// Must the forward sweep save the value `lhs` holds before the current
     /// statement overwrites it? restore(I) meets its zones, or (split) the
     /// caller sees the memory (`adjoint/proc-split`).
@@ -955,13 +972,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         };
         read_by_itself
             || zones.iter().any(|z| restore.contains(z))
-            || (self.is_split()
-                && zones.iter().any(|&z| {
-                    !matches!(
-                        self.a.locs.object(self.a.locs.zone(z).obj).kind,
-                        ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
-                    )
-                }))
+            || zones.iter().any(|&z| self.caller_needs(z))
     }
 
     /// Zones the forward sweep must keep for the backward sweep at the
@@ -1199,11 +1210,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             )
             .collect();
         for &z in &writes {
-            let visible = !matches!(
-                self.a.locs.object(self.a.locs.zone(z).obj).kind,
-                ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
-            );
-            if tbr_at_start.is_some_and(|t| t.contains(&z)) || (self.is_split() && visible) {
+            if tbr_at_start.is_some_and(|t| t.contains(&z)) || self.caller_needs(z) {
                 zones.insert(z);
             }
         }
@@ -1251,20 +1258,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             // A passive call's own writes are saved here: nothing
             // else restores them.
             let mut restore = self.a.restore(self.proc, id);
-            if self.is_split() {
-                // The caller sees what this call writes outside
-                // this procedure's locals (`adjoint/proc-split`).
-                if let Some(f) = self.a.facts.get(&self.proc)
-                    && let Some(&i) = f.point_of.get(&id)
-                {
-                    for &z in &f.points[i].effect.writes {
-                        let local = matches!(
-                            self.a.locs.object(self.a.locs.zone(z).obj).kind,
-                            ObjKind::Var(v) if self.program.sym(v).kind != SymKind::Global
-                        );
-                        if !local {
-                            restore.insert(z);
-                        }
+            // What this call writes that a caller of this (split)
+            // procedure reads back (`adjoint/proc-split`,
+            // `tbr/caller-restore`).
+            if let Some(f) = self.a.facts.get(&self.proc)
+                && let Some(&i) = f.point_of.get(&id)
+            {
+                for &z in &f.points[i].effect.writes {
+                    if self.caller_needs(z) {
+                        restore.insert(z);
                     }
                 }
             }
