@@ -1067,9 +1067,17 @@ impl<'a> Analysis<'a> {
                 .filter(|&z| {
                     let o = self.locs.object(self.locs.zone(z).obj);
                     match o.kind {
+                        // Not arrays: a loop that fills one may, as far as
+                        // the analysis knows, run no iteration, and every
+                        // array filled by a loop would be warned about.
                         ObjKind::Var(s) => {
                             let sym = self.program.sym(s);
-                            o.owner == Some(pid) && sym.kind == crate::il::SymKind::Local
+                            o.owner == Some(pid)
+                                && sym.kind == crate::il::SymKind::Local
+                                && !matches!(
+                                    self.program.resolve(&sym.ty.ty),
+                                    crate::il::Type::Array { .. }
+                                )
                         }
                         _ => false,
                     }
