@@ -356,7 +356,7 @@ fn adjoint_command(
         }
     };
     let structured = aioli::transform::structure::structure_jumps(&loaded.program);
-    let a = analysis::analyze_for(&structured, &parsed, analysis::Mode::Adjoint);
+    let a = analysis::analyze_adjoint(&structured, &parsed, split);
     for w in &a.warnings {
         eprint!("{}", diag::render(&loaded.sources, w));
     }

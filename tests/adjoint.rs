@@ -741,7 +741,8 @@ fn unmatched_or_allocating_checkpoint_regions_are_refused() {
     }
 }
 
-/// `tbr/call-exit` and `tbr/caller-restore` under `--split`
+/// `tbr/call-exit` and `tbr/caller-restore` under `--split`, where no
+/// call is checkpointed (`pred/checkpointed-call`)
 /// (`split_exit.c`, whose numbers the corpus tests check in both modes):
 /// the caller saves `c.vel` before overwriting it, because `smooth_bwd`
 /// reads the value `smooth_fwd` left there; `fill_fwd` saves nothing of

@@ -74,7 +74,7 @@ fn run(path: &Path, split: bool) -> Outcome {
     };
     let rules = load_adjoint_rules(&opts).expect("the bundled adjoint rules load");
     let structured = aioli::transform::structure::structure_jumps(program);
-    let a = analyze_for(&structured, std::slice::from_ref(&head), Mode::Adjoint);
+    let a = aioli::analysis::analyze_adjoint(&structured, std::slice::from_ref(&head), split);
     let out = match adjoint_program(&a, &rules, &opts) {
         Ok(p) => p,
         Err(d) => {

@@ -124,7 +124,7 @@ fn check(seed: u64, n: usize, point: u64) -> Outcome {
         Err(e) => return Outcome::Failed(format!("rules: {e:?}")),
     };
     let structured = aioli::transform::structure::structure_jumps(program);
-    let a = analyze_for(&structured, std::slice::from_ref(&head), Mode::Adjoint);
+    let a = aioli::analysis::analyze_adjoint(&structured, std::slice::from_ref(&head), opts.split);
     if a.warnings
         .iter()
         .any(|w| w.message.contains("analysed as if they did not overlap"))

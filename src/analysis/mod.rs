@@ -96,6 +96,8 @@ pub struct Analysis<'a> {
     /// caller's backward sweep reads after the callee's backward sweep
     /// (TBR⁻ at the call, or, transitively, the caller's own callers').
     pub caller_restore: HashMap<ProcId, Set>,
+    /// Adjoint mode with `--split`: no call is checkpointed.
+    pub split: bool,
 }
 
 /// Which derivative code the analyses prepare: it decides what is live at
@@ -114,8 +116,19 @@ pub fn analyze<'a>(program: &'a Program, heads: &[Head]) -> Analysis<'a> {
     analyze_for(program, heads, Mode::Adjoint)
 }
 
-/// Runs every analysis for the given heads and mode.
+/// Runs every analysis for the given heads and mode (adjoint mode: calls
+/// checkpointed where they can be, see [`analyze_adjoint`]).
 pub fn analyze_for<'a>(program: &'a Program, heads: &[Head], mode: Mode) -> Analysis<'a> {
+    analyze_with(program, heads, mode, false)
+}
+
+/// Runs every analysis for adjoint code; `split` (`--split`): no call is
+/// checkpointed (`pred/checkpointed-call`).
+pub fn analyze_adjoint<'a>(program: &'a Program, heads: &[Head], split: bool) -> Analysis<'a> {
+    analyze_with(program, heads, Mode::Adjoint, split)
+}
+
+fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: bool) -> Analysis<'a> {
     let mut locs = Locs::of(program);
     let graph = program.call_graph();
     let order = reachable(program, &graph, heads);
@@ -159,6 +172,7 @@ pub fn analyze_for<'a>(program: &'a Program, heads: &[Head], mode: Mode) -> Anal
         mode,
         call_index: std::cell::OnceCell::new(),
         caller_restore: HashMap::new(),
+        split,
     };
     a.top_down(&sccs, mode);
     let mut reset_only = Set::new();
@@ -613,6 +627,53 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// `pred/checkpointed-call`: is the call at point `i` checkpointed in
+    /// adjoint mode (`adjoint/call-joint`)? A call of a procedure with a
+    /// body, unless `--split`, or `$AD NOCHECKPOINT` on the call or on the
+    /// callee's header, or it writes memory that is not a variable (no
+    /// snapshot can hold it without its extent). Activity is the caller's
+    /// business (`pred/active-call`).
+    pub(crate) fn checkpointed_point(&self, f: &ProcFacts<'_>, i: usize) -> bool {
+        if self.mode != Mode::Adjoint || self.split || !f.points[i].deriv.call {
+            return false;
+        }
+        let s = f.points[i].kind.stmt();
+        let StmtKind::Call { callee, result, .. } = &s.kind else {
+            return false;
+        };
+        // The result's target is saved as a reference, not by the snapshot.
+        let result_zones: &[Zone] = result
+            .as_ref()
+            .and_then(|r| f.ref_zones.get(&facts::key(r)))
+            .map_or(&[], |v| v.as_slice());
+        let callee = self.program.proc(*callee);
+        let directive = |c: &crate::il::Comments| {
+            c.leading
+                .iter()
+                .chain(c.trailing.iter())
+                .any(|t| t.contains("$AD NOCHECKPOINT"))
+        };
+        callee.body.is_some()
+            && !directive(&s.comments)
+            && !directive(&callee.comments)
+            && f.points[i].effect.writes.iter().all(|&w| {
+                if result_zones.contains(&w) {
+                    return true;
+                }
+                match self.locs.object(self.locs.zone(w).obj).kind {
+                    ObjKind::Var(v) => {
+                        let sym = self.program.sym(v);
+                        sym.kind != crate::il::SymKind::Param
+                            || !matches!(
+                                self.program.resolve(&sym.ty.ty),
+                                crate::il::Type::Pointer(_)
+                            )
+                    }
+                    _ => false,
+                }
+            })
+    }
+
     /// Every intraprocedural analysis of one procedure in a given context.
     fn analyze_proc(
         &self,
@@ -918,7 +979,11 @@ impl<'a> Analysis<'a> {
         // active call writes is to be recorded after it, like what it
         // reads (`deriv-use/call`).
         let exit_reads = |i: usize| -> Set {
-            if self.mode == Mode::Adjoint && r.active[i] && f.points[i].deriv.call {
+            if self.mode == Mode::Adjoint
+                && r.active[i]
+                && f.points[i].deriv.call
+                && !self.checkpointed_point(f, i)
+            {
                 f.points[i].effect.writes.iter().copied().collect()
             } else {
                 Set::new()

@@ -96,8 +96,11 @@ pub fn solve(analysis: &Analysis<'_>, proc: ProcId) -> ProcResult {
                 t.remove(z);
             }
         }
-        // `tbr/call-exit`: an active call's writes, after it.
-        if analysis.mode == crate::analysis::Mode::Adjoint && r.active[i] && f.points[i].deriv.call
+        // `tbr/call-exit`: an active split call's writes, after it.
+        if analysis.mode == crate::analysis::Mode::Adjoint
+            && r.active[i]
+            && f.points[i].deriv.call
+            && !analysis.checkpointed_point(f, i)
         {
             t.extend(f.points[i].effect.writes.iter().copied());
         }

@@ -93,6 +93,21 @@ impl Analysis<'_> {
             .is_some_and(|(i, r)| r.active[i] && self.facts[&proc].points[i].deriv.call)
     }
 
+    /// `pred/checkpointed-call`: an active call the adjoint checkpoints
+    /// (`adjoint/call-joint`); see `Analysis::checkpointed_point`.
+    pub fn is_checkpointed_call(&self, proc: ProcId, stmt: StmtId) -> bool {
+        self.is_active_call(proc, stmt)
+            && self
+                .facts
+                .get(&proc)
+                .and_then(|f| {
+                    f.point_of
+                        .get(&stmt)
+                        .map(|&i| self.checkpointed_point(f, i))
+                })
+                .unwrap_or(false)
+    }
+
     /// `pred/live-for-diff`: the statement (or control) is needed by the
     /// derivatives.
     pub fn is_live_for_diff(&self, proc: ProcId, stmt: StmtId) -> bool {

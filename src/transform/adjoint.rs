@@ -23,10 +23,10 @@ use super::tangent::{
     binop_name, binop_of, derivative_types, field_of, is_one, is_zero, leaf_type, real_of_rank,
     real_rank,
 };
+use crate::analysis::Analysis;
 use crate::analysis::blocks::Set;
 use crate::analysis::head::Head;
 use crate::analysis::locs::{ObjKind, Zone};
-use crate::analysis::{Analysis, Mode, analyze_for};
 use crate::engine::{self, ApplyError, Host, RuleSet, Tmpl, View};
 use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
@@ -79,7 +79,7 @@ pub fn adjoint(
     opts: &AdjointOptions,
 ) -> Result<String, Diagnostic> {
     let program = super::structure::structure_jumps(program);
-    let a = analyze_for(&program, heads, Mode::Adjoint);
+    let a = crate::analysis::analyze_adjoint(&program, heads, opts.split);
     let out = adjoint_program(&a, rules, opts)?;
     Ok(crate::back::print_c(&out, sources))
 }
@@ -129,6 +129,12 @@ pub fn adjoint_trace(
     opts: &AdjointOptions,
 ) -> Result<(Program, BTreeSet<String>), Diagnostic> {
     let program = a.program;
+    if a.split != opts.split {
+        return Err(Diagnostic::error(
+            program.procs.first().map(|p| p.span).unwrap_or_default(),
+            "internal error: the analyses ran for another --split than the adjoint mode",
+        ));
+    }
     let diff_procs: Vec<ProcId> = a
         .order
         .iter()
@@ -1146,23 +1152,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// snapshot would need memory whose extent is not known here (then the
     /// callee's own saves, split mode, restore it).
     fn is_joint_call(&self, s: &Stmt) -> bool {
-        let StmtKind::Call { result, callee, .. } = &s.kind else {
-            return false;
-        };
-        let directive = |c: &Comments| {
-            c.leading
-                .iter()
-                .chain(c.trailing.iter())
-                .any(|t| t.contains("$AD NOCHECKPOINT"))
-        };
-        !self.opts.split
-            && !directive(&s.comments)
-            && !directive(&self.program.proc(*callee).comments)
-            && self.program.proc(*callee).body.is_some()
-            && self.a.is_active_call(self.proc, s.id)
-            && self
-                .call_saves(s.id, result.as_ref(), *callee, true)
-                .is_ok()
+        // The analyses decided it (`pred/checkpointed-call`): TBR after a
+        // split call differs (`tbr/call-exit`).
+        self.a.is_checkpointed_call(self.proc, s.id)
     }
 
     /// The snapshot of a checkpointed region (`adjoint/checkpoint`): the
