@@ -35,7 +35,7 @@
 //!   `head_b` when the original ran, an adjoint stack `head_b` does not
 //!   leave empty, and products that differ by more than the tolerance.
 
-use aioli::analysis::{Mode, analyze_for, parse_head};
+use aioli::analysis::{analyze_adjoint, parse_head};
 use aioli::cgen::{GenConfig, random_program};
 use aioli::check::adjoint_interp::{DotCheckError, DotOptions, adjoint_vs_tangent_dual};
 use aioli::check::domain::Domain;
@@ -124,7 +124,7 @@ fn check(seed: u64, n: usize, point: u64) -> Outcome {
         Err(e) => return Outcome::Failed(format!("rules: {e:?}")),
     };
     let structured = aioli::transform::structure::structure_jumps(program);
-    let a = aioli::analysis::analyze_adjoint(&structured, std::slice::from_ref(&head), opts.split);
+    let a = analyze_adjoint(&structured, std::slice::from_ref(&head), opts.split);
     if a.warnings
         .iter()
         .any(|w| w.message.contains("analysed as if they did not overlap"))
