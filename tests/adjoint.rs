@@ -20,7 +20,7 @@
 
 mod common;
 
-use aioli::analysis::{Mode, analyze_for, head::Head, head::parse_head};
+use aioli::analysis::{analyze_adjoint, head::Head, head::parse_head};
 use aioli::check::adjoint::{AdjointCheck, AdjointCheckOptions, check_adjoint};
 use aioli::check::domain::Domain;
 use aioli::front;
@@ -186,22 +186,28 @@ fn load(path: &Path) -> Result<(front::Loaded, Head), String> {
 
 /// The adjoint of a fixture (`FILE_b.c`'s text) and the rules that built it.
 fn generate(path: &Path, explain: bool) -> Result<Generated, String> {
+    generate_with(
+        path,
+        &AdjointOptions {
+            explain,
+            ..AdjointOptions::default()
+        },
+    )
+}
+
+fn generate_with(path: &Path, opts: &AdjointOptions) -> Result<Generated, String> {
     let (loaded, head) = load(path)?;
-    let opts = AdjointOptions {
-        explain,
-        ..AdjointOptions::default()
-    };
-    let rules = load_adjoint_rules(&opts).map_err(|e| e.to_string())?;
+    let rules = load_adjoint_rules(opts).map_err(|e| e.to_string())?;
     let structured = aioli::transform::structure::structure_jumps(&loaded.program);
-    let a = analyze_for(&structured, std::slice::from_ref(&head), Mode::Adjoint);
+    let a = analyze_adjoint(&structured, std::slice::from_ref(&head), opts.split);
     let (_, trace) =
-        adjoint_trace(&a, &rules, &opts).map_err(|d| front::diag::render(&loaded.sources, &d))?;
+        adjoint_trace(&a, &rules, opts).map_err(|d| front::diag::render(&loaded.sources, &d))?;
     let text = adjoint(
         &loaded.program,
         &loaded.sources,
         std::slice::from_ref(&head),
         &rules,
-        &opts,
+        opts,
     )
     .map_err(|d| front::diag::render(&loaded.sources, &d))?;
     Ok(Generated {
@@ -750,20 +756,13 @@ fn unmatched_or_allocating_checkpoint_regions_are_refused() {
 #[test]
 fn split_callees_keep_their_exit_values_and_restore_only_what_callers_read() {
     let path = common::fixture_dir("adjoint").join("split_exit.c");
-    let (loaded, head) = load(&path).expect("split_exit.c loads");
     let opts = AdjointOptions {
         split: true,
         ..AdjointOptions::default()
     };
-    let rules = load_adjoint_rules(&opts).expect("the bundled adjoint rules load");
-    let text = adjoint(
-        &loaded.program,
-        &loaded.sources,
-        std::slice::from_ref(&head),
-        &rules,
-        &opts,
-    )
-    .unwrap_or_else(|d| panic!("{}", front::diag::render(&loaded.sources, &d)));
+    let text = generate_with(&path, &opts)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text;
     let body = |name: &str| {
         let start = text
             .find(&format!("{name}("))

@@ -511,6 +511,10 @@ impl<'a> Analysis<'a> {
                     // `call/envelope`: contexts this procedure gives its callees.
                     let f = &self.facts[&p];
                     let mut varied_somewhere: Option<Set> = None;
+                    // `tbr/caller-restore`: what this procedure's own
+                    // callers read back (grown by its recursive calls
+                    // through the component's rounds).
+                    let own = self.caller_restore.get(&p).cloned().unwrap_or_default();
                     for (&i, site) in &f.calls {
                         let Some(callee) = site.callee else { continue };
                         if !self.facts.contains_key(&callee) {
@@ -548,7 +552,6 @@ impl<'a> Analysis<'a> {
                         // adjoints read use(c′) after `P_bwd`), and what this
                         // procedure's own callers read back.
                         if mode == Mode::Adjoint {
-                            let own = self.caller_restore.get(&p).cloned().unwrap_or_default();
                             let needed: Set = f.points[i]
                                 .effect
                                 .writes

@@ -26,7 +26,7 @@ use super::tangent::{
 use crate::analysis::Analysis;
 use crate::analysis::blocks::Set;
 use crate::analysis::head::Head;
-use crate::analysis::locs::{ObjKind, Zone};
+use crate::analysis::locs::{Obj, ObjKind, Zone};
 use crate::engine::{self, ApplyError, Host, RuleSet, Tmpl, View};
 use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
@@ -1025,10 +1025,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// element by element (`adjoint/struct-init`, `adjoint/declarator-list`).
     fn init_assign_code(&mut self, v: SymId, init: &Init) -> Result<Vec<Stmt>, ApplyError> {
         let var = self.var(v);
-        let Init::List(..) = init else {
-            let Init::Expr(e) = init else { unreachable!() };
+        if let Init::Expr(e) = init {
             return Ok(vec![self.assign(var, e.clone(), AssignSugar::Plain)]);
-        };
+        }
         // `adjoint/struct-init`, `adjoint/declarator-list`: one assignment
         // per scalar of the variable, C's zero where the list gives none.
         let mut leaves = Vec::new();
@@ -1146,15 +1145,37 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         Ok(out)
     }
 
-    /// `isJoint`: an active call of a procedure with a body is
-    /// checkpointed (`adjoint/call-joint`) unless `--split` is given, or
-    /// `$AD NOCHECKPOINT` annotates the call or the callee's header, or its
-    /// snapshot would need memory whose extent is not known here (then the
-    /// callee's own saves, split mode, restore it).
+    /// `isJoint`: the call is checkpointed (`adjoint/call-joint`). The
+    /// analyses decide it (`pred/checkpointed-call`), since TBR after a
+    /// split call differs (`tbr/call-exit`).
     fn is_joint_call(&self, s: &Stmt) -> bool {
-        // The analyses decided it (`pred/checkpointed-call`): TBR after a
-        // split call differs (`tbr/call-exit`).
         self.a.is_checkpointed_call(self.proc, s.id)
+    }
+
+    /// The call the rule `head` is translating, with its callee's forward
+    /// or backward sweep procedure.
+    fn current_call_sweep(
+        &self,
+        head: &str,
+        sweep: Sweep,
+    ) -> Result<(&'x Stmt, ProcId), ApplyError> {
+        let outside = || ApplyError::new(format!("'{head}' outside a call"));
+        let s = self.stmt().ok_or_else(outside)?;
+        let StmtKind::Call { callee, .. } = &s.kind else {
+            return Err(outside());
+        };
+        let pair = self.aprocs.get(callee);
+        let (proc, what) = match sweep {
+            Sweep::Forward => (pair.and_then(|a| a.fwd), "forward"),
+            Sweep::Backward => (pair.and_then(|a| a.bwd), "backward"),
+        };
+        let proc = proc.ok_or_else(|| {
+            ApplyError::new(format!(
+                "'{}' has no {what} sweep procedure",
+                self.program.proc(*callee).name
+            ))
+        })?;
+        Ok((s, proc))
     }
 
     /// The snapshot of a checkpointed region (`adjoint/checkpoint`): the
@@ -1207,24 +1228,28 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         }
         let objs: BTreeSet<_> = zones.iter().map(|&z| self.a.locs.zone(z).obj).collect();
-        let mut out = Vec::new();
-        for o in objs {
-            match self.a.locs.object(o).kind {
+        self.whole_variables(objs).map_err(|name| {
+            format!(
+                "the snapshot of a checkpointed region needs the memory '{name}', whose size is not known here"
+            )
+        })
+    }
+
+    /// The variables holding memory objects, to be saved whole; the name
+    /// of the first object that is not a variable (memory reached through
+    /// a pointer parameter, the heap: its size is not known here).
+    fn whole_variables(&self, objs: BTreeSet<Obj>) -> Result<Vec<Expr>, String> {
+        objs.into_iter()
+            .map(|o| match self.a.locs.object(o).kind {
                 ObjKind::Var(v)
                     if self.program.sym(v).kind != SymKind::Param
                         || !is_pointer(self.program, &self.program.sym(v).ty) =>
                 {
-                    out.push(self.var(v));
+                    Ok(self.var(v))
                 }
-                _ => {
-                    return Err(format!(
-                        "the snapshot of a checkpointed region needs the memory '{}', whose size is not known here",
-                        self.a.locs.object(o).name
-                    ));
-                }
-            }
-        }
-        Ok(out)
+                _ => Err(self.a.locs.object(o).name.clone()),
+            })
+            .collect()
     }
 
     /// What the forward sweep saves before call `id`: its result when it
@@ -1270,23 +1295,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
                 objs.insert(self.a.locs.zone(z).obj);
             }
-            for o in objs {
-                match self.a.locs.object(o).kind {
-                    ObjKind::Var(v)
-                        if self.program.sym(v).kind != SymKind::Param
-                            || !is_pointer(self.program, &self.program.sym(v).ty) =>
-                    {
-                        out.push(self.var(v));
-                    }
-                    _ => {
-                        return Err(ApplyError::new(format!(
-                            "the adjoint mode cannot yet save the memory '{}' that this call of '{}' overwrites (its size is not known here)",
-                            self.a.locs.object(o).name,
-                            self.program.proc(callee).name
-                        )));
-                    }
-                }
-            }
+            out.extend(self.whole_variables(objs).map_err(|name| {
+                ApplyError::new(format!(
+                    "the adjoint mode cannot yet save the memory '{name}' that this call of '{}' overwrites (its size is not known here)",
+                    self.program.proc(callee).name
+                ))
+            })?);
         }
         Ok(out)
     }
@@ -1733,7 +1747,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             header:
                 LoopHeader::For {
                     init,
-                    cond: Some(_),
+                    cond: Some(cond),
                     step,
                 },
             body,
@@ -1854,18 +1868,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         .filter(|&c| {
             c >= min && c <= max && c.checked_sub(step).is_some_and(|b| b >= min && b <= max)
         });
-        let last = first.and_then(|_| {
-            let StmtKind::Loop {
-                header: LoopHeader::For {
-                    cond: Some(cond), ..
-                },
-                ..
-            } = &s.kind
-            else {
-                return None;
-            };
-            self.invariant_last(i, step, cond)
-        });
+        let last = first.and_then(|_| self.invariant_last(i, step, cond));
         Some(CanonicalFor {
             index: i,
             step,
@@ -3808,24 +3811,15 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             }
             "call-forward" => {
                 arity(1, &args)?;
-                let s = self
-                    .stmt()
-                    .ok_or_else(|| ApplyError::new("'call-forward' outside a call"))?;
+                let (s, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
                 let StmtKind::Call {
                     result,
-                    callee,
                     args: cargs,
                     ..
                 } = &s.kind
                 else {
-                    return Err(ApplyError::new("'call-forward' outside a call"));
+                    unreachable!("a call, checked by current_call_sweep")
                 };
-                let fwd = self.aprocs.get(callee).and_then(|a| a.fwd).ok_or_else(|| {
-                    ApplyError::new(format!(
-                        "'{}' has no forward sweep procedure",
-                        self.program.proc(*callee).name
-                    ))
-                })?;
                 let saved = match result {
                     Some(r) if self.must_save(r) => Some(r.clone()),
                     _ => None,
@@ -3856,40 +3850,19 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 // `adjoint/call-joint`: the callee's forward sweep, run again
                 // from the snapshot; its result was assigned the first time.
                 arity(1, &args)?;
-                let s = self
-                    .stmt()
-                    .ok_or_else(|| ApplyError::new("'call-recompute' outside a call"))?;
-                let StmtKind::Call {
-                    callee,
-                    args: cargs,
-                    ..
-                } = &s.kind
-                else {
-                    return Err(ApplyError::new("'call-recompute' outside a call"));
+                let (s, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
+                let StmtKind::Call { args: cargs, .. } = &s.kind else {
+                    unreachable!("a call, checked by current_call_sweep")
                 };
-                let fwd = self.aprocs.get(callee).and_then(|a| a.fwd).ok_or_else(|| {
-                    ApplyError::new(format!(
-                        "'{}' has no forward sweep procedure",
-                        self.program.proc(*callee).name
-                    ))
-                })?;
                 let code = vec![self.call_stmt(fwd, cargs.clone(), None)];
                 AVal::Code(self.tag(code, rule))
             }
             "call-backward" => {
                 arity(2, &args)?;
-                let s = self
-                    .stmt()
-                    .ok_or_else(|| ApplyError::new("'call-backward' outside a call"))?;
+                let (s, bwd) = self.current_call_sweep(head, Sweep::Backward)?;
                 let StmtKind::Call { result, callee, .. } = &s.kind else {
-                    return Err(ApplyError::new("'call-backward' outside a call"));
+                    unreachable!("a call, checked by current_call_sweep")
                 };
-                let bwd = self.aprocs.get(callee).and_then(|a| a.bwd).ok_or_else(|| {
-                    ApplyError::new(format!(
-                        "'{}' has no backward sweep procedure",
-                        self.program.proc(*callee).name
-                    ))
-                })?;
                 let mut cargs = Vec::new();
                 if let AVal::List(items) = &args[1] {
                     for it in items {
@@ -4053,6 +4026,13 @@ fn visit_init(init: &Init, f: &mut dyn FnMut(&Expr)) {
         Init::Expr(e) => f(e),
         Init::List(items, _) => items.iter().for_each(|i| visit_init(i, f)),
     }
+}
+
+/// Which of a callee's split procedures (`P_fwd`, `P_bwd`).
+#[derive(Clone, Copy)]
+enum Sweep {
+    Forward,
+    Backward,
 }
 
 /// A step from a variable to one of its scalars: an element, or field k

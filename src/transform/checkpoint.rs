@@ -16,15 +16,6 @@ use crate::il::{Block, Comments, ProcId, Program, ScopeId, Stmt, StmtId, StmtKin
 pub const START: &str = "$AD CHECKPOINT-START";
 pub const END: &str = "$AD CHECKPOINT-END";
 
-/// Does one of the comments carry the directive?
-pub fn has_directive(comments: &Comments, directive: &str) -> bool {
-    comments
-        .leading
-        .iter()
-        .chain(comments.trailing.iter())
-        .any(|c| c.contains(directive))
-}
-
 /// Is `s` a region this pass made?
 pub fn is_region(s: &Stmt) -> bool {
     matches!(s.kind, StmtKind::Block(_)) && s.comments.leading.iter().any(|c| c.contains(START))
