@@ -486,3 +486,42 @@ fn a_global_passed_by_address_to_a_callee_using_it_by_name_is_refused() {
     let ok = "double s;\ndouble t;\nstatic void g(double u, double *out)\n{\n    s = u * u;\n    *out = *out * s;\n}\nvoid f(double a, double *y)\n{\n    t = a;\n    g(2.0, &t);\n    *y = t;\n}\n";
     tangent_of_text("gal.c", ok, "f(y)/(a)", &[]).expect("distinct globals are differentiated");
 }
+
+/// `tangent/share-calls`: each call the statement and its derivative both
+/// need is made once (the fixture is also compiled, run and compared with
+/// divided differences and dual numbers like every other); a call only
+/// under a `?:` branch stays where it is; `tangent/reset-merge` leaves out
+/// the reset right after a declaration that zeroes the same derivative.
+#[test]
+fn shared_calls_are_computed_once_and_keep_the_values() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tangent");
+    let g = generate(&dir.join("shared_calls.c"), false).unwrap();
+    let body = &g.text[g.text.find("shared_calls_d(").unwrap()..];
+    let code: String = body
+        .lines()
+        .map(|l| l.split("/*").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let count = |call: &str| code.matches(call).count();
+    for call in [
+        "tanh(u * v)",
+        "exp(u)",
+        "log(v)",
+        "expf(w[1])",
+        "sin(v)",
+        "pow(u, v)",
+    ] {
+        assert_eq!(count(call), 1, "{call} in\n{body}");
+    }
+    assert!(body.contains("temp = sqrt(u);"), "{body}");
+    assert!(body.contains("temp0 = exp(temp);"), "{body}");
+    assert_eq!(count("sqrt(u)"), 1, "{body}");
+    assert_eq!(count("sqrt(v)"), 2, "{body}");
+    assert!(body.contains("float temp1;"), "{body}");
+    // The value of u before `u = exp(u)` is the one its derivative reads.
+    let at = body.find("temp = exp(u);").unwrap();
+    assert!(body[at..].find("ud = temp * ud;").is_some(), "{body}");
+    let horner = generate(&dir.join("bench_horner.c"), false).unwrap();
+    assert!(horner.text.contains("double dpd = 0.0, dp = 0.0;"));
+    assert!(!horner.text.contains("dpd = 0.0;\n"), "{}", horner.text);
+}

@@ -267,7 +267,25 @@ pub fn tangent_full(
         })?,
         precision: None,
         live_memo: HashMap::new(),
+        primal_syms: HashMap::new(),
+        param_targets: HashMap::new(),
+        call_temps: Vec::new(),
     };
+    for (z, info) in a.locs.zones.iter().enumerate() {
+        if let ObjKind::Target {
+            proc: Some(p),
+            pointer,
+        } = a.locs.object(info.obj).kind
+            && !info.atom
+            && info.real
+            && let ObjKind::Var(ps) = a.locs.object(a.locs.zone(pointer).obj).kind
+        {
+            host.param_targets
+                .entry(p)
+                .or_default()
+                .push((z as Zone, ps));
+        }
+    }
     for &p in &diff_procs {
         host.proc = p;
         host.namer.enter_proc(p);
@@ -515,6 +533,65 @@ struct TangentHost<'x, 'a> {
     /// a double derivative).
     precision: Option<RealKind>,
     live_memo: HashMap<StmtId, bool>,
+    /// `dsyms` inverted: the primal of each derivative symbol.
+    primal_syms: HashMap<SymId, SymId>,
+    /// Per procedure, the real scalar zones its pointer parameters point
+    /// to, with the pointer (`exit_needed` reads them at every exit, and
+    /// the zones of the whole program are too many to scan there).
+    param_targets: HashMap<ProcId, Vec<(Zone, SymId)>>,
+    /// The temporaries of `tangent/share-calls` in the procedure being
+    /// built, reused from one statement to the next.
+    call_temps: Vec<(QualType, SymId)>,
+}
+
+impl super::share::Temps for TangentHost<'_, '_> {
+    fn is_derivative(&self, s: SymId) -> bool {
+        self.primal_syms.contains_key(&s) || self.info.derivative_syms.contains(&s)
+    }
+
+    fn temp(&mut self, like: &Expr, nth: usize) -> Option<Expr> {
+        let ty = QualType {
+            is_const: false,
+            ..like.ty.clone()
+        };
+        let existing = self
+            .call_temps
+            .iter()
+            .filter(|(t, _)| *t == ty)
+            .nth(nth)
+            .map(|&(_, s)| s);
+        let sym = match existing {
+            Some(s) => s,
+            None => {
+                let (var, decl) = self.temp(&ty, "temp").ok()?;
+                let ExprKind::Var(s) = var.kind else {
+                    return None;
+                };
+                self.pending_decls.push(decl);
+                self.call_temps.push((ty, s));
+                s
+            }
+        };
+        let mut v = self.var(sym);
+        v.span = like.span;
+        Some(v)
+    }
+
+    fn assign(&self, lhs: Expr, rhs: Expr, model: &Stmt) -> Stmt {
+        let st = Stmt {
+            id: StmtId(0),
+            kind: StmtKind::Assign {
+                lhs,
+                rhs,
+                sugar: AssignSugar::Plain,
+            },
+            span: model.span,
+            comments: Default::default(),
+        };
+        self.tag(vec![st], "tangent/share-calls")
+            .pop()
+            .expect("one statement in, one out")
+    }
 }
 
 pub(super) fn binop_name(op: BinOp) -> &'static str {
@@ -636,7 +713,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     fn primal_of(&self, d: SymId) -> Option<SymId> {
-        self.dsyms.iter().find(|(_, v)| **v == d).map(|(k, _)| *k)
+        self.primal_syms.get(&d).copied()
     }
 
     /// The items of a derivative initialiser that the derivative type has.
@@ -804,6 +881,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         });
         self.out.scopes[orig.scope.index()].vars.insert(name, id);
         self.dsyms.insert(s, id);
+        self.primal_syms.insert(id, s);
         id
     }
 
@@ -2581,19 +2659,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             .get(&self.proc)
             .map(|sm| sm.writes.iter().copied().collect())
             .unwrap_or_default();
-        for (z, info) in self.a.locs.zones.iter().enumerate() {
-            if let ObjKind::Target {
-                proc: Some(p),
-                pointer,
-            } = self.a.locs.object(info.obj).kind
-                && p == self.proc
-                && !info.atom
-                && info.real
-                && writes.contains(&(z as Zone))
-                && let ObjKind::Var(ps) = self.a.locs.object(self.a.locs.zone(pointer).obj).kind
-                && self.dsyms.contains_key(&ps)
-            {
-                out.insert(z as Zone);
+        for &(z, ps) in self.param_targets.get(&self.proc).into_iter().flatten() {
+            if writes.contains(&z) && self.dsyms.contains_key(&ps) {
+                out.insert(z);
             }
         }
         out
@@ -2944,7 +3012,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let body_val = args.pop().unwrap_or(Val::Code(vec![]));
         let formals = self.list_of(args.pop().unwrap_or(Val::List(vec![])))?;
         let p = self.proc;
-        let orig = self.program.proc(p).clone();
+        let program: &'a Program = self.program;
+        let orig = program.proc(p);
         let mut params = Vec::new();
         for f in formals {
             match f {
@@ -2977,7 +3046,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         });
         let mut voids = Vec::new();
         for &prm in &params {
-            if self.dsyms.values().any(|&d| d == prm) && !used.contains(&prm) {
+            if self.primal_syms.contains_key(&prm) && !used.contains(&prm) {
                 let span = self.span();
                 let v = self.var(prm);
                 let void = QualType::void();
@@ -2992,6 +3061,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 voids.push(self.mk_stmt(StmtKind::Discard(cast)));
             }
         }
+        self.drop_resets_after_zero_decls(&mut body_code);
+        self.call_temps.clear();
+        super::share::share_calls(&mut body_code, self);
         let mut head = std::mem::take(&mut self.pending_decls);
         head.extend(voids);
         head.extend(body_code);
@@ -3020,6 +3092,56 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 }
 
 impl<'x, 'a> TangentHost<'x, 'a> {
+    /// `tangent/reset-merge`: `vd = 0.0;` right after `double vd = 0.0,
+    /// v = ...;` (other such resets between them only) stores what `vd`
+    /// already holds.
+    fn drop_resets_after_zero_decls(&self, stmts: &mut Vec<Stmt>) {
+        for s in stmts.iter_mut() {
+            match &mut s.kind {
+                StmtKind::If { then, other, .. } => {
+                    self.drop_resets_after_zero_decls(&mut then.stmts);
+                    if let Some(o) = other {
+                        self.drop_resets_after_zero_decls(&mut o.stmts);
+                    }
+                }
+                StmtKind::Loop { body, .. } | StmtKind::Block(body) => {
+                    self.drop_resets_after_zero_decls(&mut body.stmts)
+                }
+                StmtKind::Switch { cases, .. } => {
+                    for c in cases {
+                        self.drop_resets_after_zero_decls(&mut c.body);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let is_zero = |e: &Expr| matches!(e.kind, ExprKind::RealConst { value, .. } if value == 0.0);
+        let reset_of = |st: &Stmt| match &st.kind {
+            StmtKind::Assign { lhs, rhs, .. } if is_zero(rhs) => match lhs.kind {
+                ExprKind::Var(d) if self.primal_syms.contains_key(&d) => Some(d),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut zeroed: HashSet<SymId> = HashSet::new();
+        stmts.retain(|st| {
+            if let Some(d) = reset_of(st) {
+                return !zeroed.contains(&d);
+            }
+            zeroed.clear();
+            if let StmtKind::Decl { vars, .. } = &st.kind {
+                for v in vars {
+                    if let Some(Init::Expr(e)) = &v.init
+                        && is_zero(e)
+                    {
+                        zeroed.insert(v.sym);
+                    }
+                }
+            }
+            true
+        });
+    }
+
     fn view_stmt(&self, s: &'a Stmt) -> View<Val<'a>> {
         let none = || Val::Atom("none".into());
         match &s.kind {

@@ -1,0 +1,457 @@
+//! `tangent/share-calls`: a `<math.h>` call that the derivative statements
+//! of one source statement and the statement itself evaluate more than
+//! once is evaluated once, into a temporary (`spec/tangent.md`).
+//!
+//! C compilers cannot do this themselves: with `errno` (GCC's default
+//! `-fmath-errno`) `exp`, `log`, `sqrt`, ... are not pure to them, so
+//! `yd = (1.0 - tanh(z) * tanh(z)) * zd; y = tanh(z);` calls `tanh` three
+//! times at `-O2`. Sharing the call turns it into one.
+//!
+//! Invariants:
+//! - Only runs of simple statements (assignments and declarations) coming
+//!   from the same source statement (same span) are considered: the
+//!   temporaries stay next to the statement the user recognises.
+//! - The window of a run ends with its first write to memory that is not
+//!   a derivative (the original statement, which `tangent/assign-*` puts
+//!   last): up to there only derivative memory is written, which no
+//!   shared call reads (a call reading a derivative is never shared), so
+//!   each shared call has the same value everywhere in the window.
+//! - A call is shared only when at least one of its occurrences is always
+//!   evaluated (not under `?:` or `&&`/`||` alone): sharing never
+//!   evaluates a call the original code skipped.
+
+use crate::il::{BinOp, Block, Expr, ExprKind, Init, MathFn, Stmt, StmtKind, SymId};
+
+/// What the sharing needs from the transformation that owns the output.
+pub trait Temps {
+    /// `s` is a derivative variable: what it names is derivative memory.
+    fn is_derivative(&self, s: SymId) -> bool;
+    /// The `nth` temporary (from 0, counted per run) holding a value of
+    /// `like`'s type, and the rule tag to put on its assignment.
+    fn temp(&mut self, like: &Expr, nth: usize) -> Option<Expr>;
+    /// A statement `lhs = rhs` carrying `tangent/share-calls`'s tag.
+    fn assign(&self, lhs: Expr, rhs: Expr, model: &Stmt) -> Stmt;
+}
+
+/// Shares the repeated calls of every run of `stmts`, nested blocks
+/// included.
+pub fn share_calls(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps) {
+    for s in stmts.iter_mut() {
+        match &mut s.kind {
+            StmtKind::If { then, other, .. } => {
+                share_block(then, temps);
+                if let Some(o) = other {
+                    share_block(o, temps);
+                }
+            }
+            StmtKind::Loop { body, .. } => share_block(body, temps),
+            StmtKind::Switch { cases, .. } => {
+                for c in cases {
+                    share_calls(&mut c.body, temps);
+                }
+            }
+            StmtKind::Block(b) => share_block(b, temps),
+            _ => {}
+        }
+    }
+    let mut out = Vec::with_capacity(stmts.len());
+    let mut rest = std::mem::take(stmts).into_iter().peekable();
+    while let Some(first) = rest.next() {
+        if !is_simple(&first) {
+            out.push(first);
+            continue;
+        }
+        let mut run = vec![first];
+        while let Some(next) = rest.next_if(|n| is_simple(n) && n.span == run[0].span) {
+            run.push(next);
+        }
+        let hoisted = share_run(&mut run, temps);
+        out.extend(hoisted);
+        out.extend(run);
+    }
+    *stmts = out;
+}
+
+fn share_block(b: &mut Block, temps: &mut dyn Temps) {
+    share_calls(&mut b.stmts, temps);
+}
+
+fn is_simple(s: &Stmt) -> bool {
+    matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Decl { .. })
+}
+
+/// The expressions a run evaluates before its first write of non-derivative
+/// memory, that write's own included, in evaluation order.
+fn window<'s>(run: &'s mut [Stmt], temps: &dyn Temps) -> Vec<&'s mut Expr> {
+    let mut out = Vec::new();
+    for s in run.iter_mut() {
+        match &mut s.kind {
+            StmtKind::Assign { lhs, rhs, .. } => {
+                let primal = crate::transform::names::root_sym(lhs)
+                    .is_none_or(|r| !temps.is_derivative(r));
+                lhs_operands(lhs, &mut out);
+                out.push(rhs);
+                if primal {
+                    return out;
+                }
+            }
+            StmtKind::Decl { vars, .. } => {
+                for d in vars.iter_mut() {
+                    let primal = !temps.is_derivative(d.sym);
+                    if let Some(init) = &mut d.init {
+                        init_exprs(init, &mut out);
+                    }
+                    if primal {
+                        return out;
+                    }
+                }
+            }
+            _ => return out,
+        }
+    }
+    out
+}
+
+/// The operands a reference evaluates (indices, pointers), not the
+/// reference itself.
+fn lhs_operands<'s>(lhs: &'s mut Expr, out: &mut Vec<&'s mut Expr>) {
+    match &mut lhs.kind {
+        ExprKind::Index { base, index } => {
+            lhs_operands(base, out);
+            out.push(index);
+        }
+        ExprKind::Field { base, .. } => lhs_operands(base, out),
+        ExprKind::Deref(p) => out.push(p),
+        _ => {}
+    }
+}
+
+fn init_exprs<'s>(init: &'s mut Init, out: &mut Vec<&'s mut Expr>) {
+    match init {
+        Init::Expr(e) => out.push(e),
+        Init::List(items, _) => {
+            for i in items {
+                init_exprs(i, out);
+            }
+        }
+    }
+}
+
+/// Rewrites the run's window so that each call shared by it reads a
+/// temporary, and returns the temporaries' assignments, in the order they
+/// must run.
+fn share_run(run: &mut [Stmt], temps: &mut dyn Temps) -> Vec<Stmt> {
+    // Each shared call is first replaced by a placeholder variable (a
+    // symbol no program has), so that the temporaries can be named in the
+    // order their assignments run.
+    let placeholder = |k: usize| SymId(u32::MAX - k as u32);
+    let mut defs: Vec<(SymId, Expr)> = Vec::new();
+    loop {
+        let fresh = placeholder(defs.len());
+        let mut exprs = window(run, temps);
+        for (_, def) in defs.iter_mut() {
+            exprs.push(def);
+        }
+        let Some(shared) = most_shared(&exprs, temps) else {
+            break;
+        };
+        let var = Expr::new(
+            ExprKind::Var(fresh),
+            shared.ty.clone(),
+            shared.span,
+        );
+        for e in exprs {
+            replace(e, &shared, &var);
+        }
+        // A later (smaller) shared call occurs only inside earlier ones'
+        // definitions, never the reverse: it runs first.
+        defs.insert(0, (fresh, shared));
+    }
+    if defs.is_empty() {
+        return Vec::new();
+    }
+    let mut named: Vec<(SymId, Expr)> = Vec::new();
+    let mut count_of_type: Vec<(crate::il::QualType, usize)> = Vec::new();
+    for (p, def) in &defs {
+        let nth = match count_of_type.iter_mut().find(|(t, _)| *t == def.ty) {
+            Some((_, n)) => {
+                *n += 1;
+                *n - 1
+            }
+            None => {
+                count_of_type.push((def.ty.clone(), 1));
+                0
+            }
+        };
+        let Some(var) = temps.temp(def, nth) else {
+            // No temporary to be had: undo, by putting the calls back.
+            let mut calls: Vec<(SymId, Expr)> = defs.clone();
+            for k in 0..calls.len() {
+                let (sym, call) = calls[k].clone();
+                for (_, later) in calls.iter_mut().skip(k + 1) {
+                    substitute(later, sym, &call);
+                }
+            }
+            for e in window(run, temps) {
+                for (sym, call) in &calls {
+                    substitute(e, *sym, call);
+                }
+            }
+            return Vec::new();
+        };
+        named.push((*p, var));
+    }
+    let mut out = Vec::new();
+    for (p, mut def) in defs.clone() {
+        for (q, var) in &named {
+            substitute(&mut def, *q, var);
+        }
+        let var = named.iter().find(|(q, _)| *q == p).map(|(_, v)| v.clone());
+        out.push(temps.assign(var.expect("every placeholder is named"), def, &run[0]));
+    }
+    for e in window(run, temps) {
+        for (q, var) in &named {
+            substitute(e, *q, var);
+        }
+    }
+    if let Some(first) = out.first_mut() {
+        first.comments.leading = std::mem::take(&mut run[0].comments.leading);
+    }
+    out
+}
+
+/// The largest call occurring at least twice among `exprs`, once at least
+/// unconditionally, that reads no derivative.
+fn most_shared(exprs: &[&mut Expr], temps: &dyn Temps) -> Option<Expr> {
+    let mut calls: Vec<(&Expr, bool)> = Vec::new();
+    for e in exprs {
+        collect_calls(e, true, &mut calls);
+    }
+    let mut best: Option<(&Expr, usize)> = None;
+    for (i, &(c, _)) in calls.iter().enumerate() {
+        if calls[..i].iter().any(|(d, _)| same(c, d)) || reads_derivative(c, temps) {
+            continue;
+        }
+        let occurrences: Vec<bool> = calls
+            .iter()
+            .filter(|(d, _)| same(c, d))
+            .map(|&(_, always)| always)
+            .collect();
+        if occurrences.len() < 2 || !occurrences.iter().any(|&a| a) {
+            continue;
+        }
+        let size = node_count(c);
+        if best.is_none_or(|(_, s)| size > s) {
+            best = Some((c, size));
+        }
+    }
+    best.map(|(c, _)| c.clone())
+}
+
+fn collect_calls<'e>(e: &'e Expr, always: bool, out: &mut Vec<(&'e Expr, bool)>) {
+    match &e.kind {
+        ExprKind::Intrinsic { args, call } => {
+            if worth_sharing(call.func) {
+                out.push((e, always));
+            }
+            for a in args {
+                collect_calls(a, always, out);
+            }
+        }
+        ExprKind::Cond { cond, then, other } => {
+            collect_calls(cond, always, out);
+            collect_calls(then, false, out);
+            collect_calls(other, false, out);
+        }
+        ExprKind::Binary {
+            op: BinOp::And | BinOp::Or,
+            lhs,
+            rhs,
+        } => {
+            collect_calls(lhs, always, out);
+            collect_calls(rhs, false, out);
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            collect_calls(lhs, always, out);
+            collect_calls(rhs, always, out);
+        }
+        ExprKind::Index { base, index } => {
+            collect_calls(base, always, out);
+            collect_calls(index, always, out);
+        }
+        ExprKind::Field { base, .. } => collect_calls(base, always, out),
+        ExprKind::Deref(a)
+        | ExprKind::AddrOf(a)
+        | ExprKind::Unary { arg: a, .. }
+        | ExprKind::Cast { arg: a, .. } => collect_calls(a, always, out),
+        // `sizeof` does not evaluate its operand.
+        ExprKind::SizeOfExpr(_)
+        | ExprKind::SizeOfType(_)
+        | ExprKind::IntConst { .. }
+        | ExprKind::RealConst { .. }
+        | ExprKind::CharConst { .. }
+        | ExprKind::StrConst(_)
+        | ExprKind::Var(_) => {}
+    }
+}
+
+/// Compilers inline these (one instruction or a few, no `errno`) and merge
+/// repeated ones themselves: a temporary would only make the code longer.
+fn worth_sharing(f: MathFn) -> bool {
+    !matches!(
+        f,
+        MathFn::Fabs
+            | MathFn::Fmin
+            | MathFn::Fmax
+            | MathFn::Floor
+            | MathFn::Ceil
+            | MathFn::Round
+            | MathFn::Trunc
+            | MathFn::Copysign
+            | MathFn::IntAbs
+    )
+}
+
+fn reads_derivative(e: &Expr, temps: &dyn Temps) -> bool {
+    let mut found = false;
+    each_sub(e, &mut |s| {
+        if let ExprKind::Var(v) = s.kind {
+            found |= temps.is_derivative(v);
+        }
+    });
+    found
+}
+
+fn node_count(e: &Expr) -> usize {
+    let mut n = 0;
+    each_sub(e, &mut |_| n += 1);
+    n
+}
+
+fn each_sub(e: &Expr, f: &mut impl FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Index { base: a, index: b } | ExprKind::Binary { lhs: a, rhs: b, .. } => {
+            each_sub(a, f);
+            each_sub(b, f);
+        }
+        ExprKind::Field { base: a, .. }
+        | ExprKind::Deref(a)
+        | ExprKind::AddrOf(a)
+        | ExprKind::Unary { arg: a, .. }
+        | ExprKind::Cast { arg: a, .. }
+        | ExprKind::SizeOfExpr(a) => each_sub(a, f),
+        ExprKind::Intrinsic { args, .. } => {
+            for a in args {
+                each_sub(a, f);
+            }
+        }
+        ExprKind::Cond { cond, then, other } => {
+            each_sub(cond, f);
+            each_sub(then, f);
+            each_sub(other, f);
+        }
+        _ => {}
+    }
+}
+
+/// Structural equality, ignoring where each node was written and the
+/// user's parentheses.
+fn same(a: &Expr, b: &Expr) -> bool {
+    use ExprKind::*;
+    if a.ty != b.ty {
+        return false;
+    }
+    match (&a.kind, &b.kind) {
+        (IntConst { value: x, .. }, IntConst { value: y, .. })
+        | (CharConst { value: x, .. }, CharConst { value: y, .. }) => x == y,
+        (RealConst { value: x, .. }, RealConst { value: y, .. }) => x.to_bits() == y.to_bits(),
+        (StrConst(x), StrConst(y)) => x == y,
+        (Var(x), Var(y)) => x == y,
+        (Index { base: a1, index: a2 }, Index { base: b1, index: b2 }) => {
+            same(a1, b1) && same(a2, b2)
+        }
+        (
+            Field {
+                base: a1, field: f1, ..
+            },
+            Field {
+                base: b1, field: f2, ..
+            },
+        ) => f1 == f2 && same(a1, b1),
+        (Deref(x), Deref(y)) | (AddrOf(x), AddrOf(y)) | (SizeOfExpr(x), SizeOfExpr(y)) => {
+            same(x, y)
+        }
+        (Unary { op: o1, arg: x }, Unary { op: o2, arg: y }) => o1 == o2 && same(x, y),
+        (
+            Binary {
+                op: o1,
+                lhs: a1,
+                rhs: a2,
+            },
+            Binary {
+                op: o2,
+                lhs: b1,
+                rhs: b2,
+            },
+        ) => o1 == o2 && same(a1, b1) && same(a2, b2),
+        (Intrinsic { call: c1, args: x }, Intrinsic { call: c2, args: y }) => {
+            c1.name == c2.name && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+        }
+        (Cast { to: t1, arg: x }, Cast { to: t2, arg: y }) => t1 == t2 && same(x, y),
+        (
+            Cond {
+                cond: a1,
+                then: a2,
+                other: a3,
+            },
+            Cond {
+                cond: b1,
+                then: b2,
+                other: b3,
+            },
+        ) => same(a1, b1) && same(a2, b2) && same(a3, b3),
+        (SizeOfType(x), SizeOfType(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Replaces each read of `sym` by `by`.
+fn substitute(e: &mut Expr, sym: SymId, by: &Expr) {
+    replace_where(e, &|x| matches!(x.kind, ExprKind::Var(s) if s == sym), by);
+}
+
+fn replace(e: &mut Expr, term: &Expr, var: &Expr) {
+    replace_where(e, &|x| same(x, term), var);
+}
+
+fn replace_where(e: &mut Expr, is_target: &dyn Fn(&Expr) -> bool, var: &Expr) {
+    if is_target(e) {
+        let span = e.span;
+        *e = var.clone();
+        e.span = span;
+        return;
+    }
+    match &mut e.kind {
+        ExprKind::Index { base: a, index: b } | ExprKind::Binary { lhs: a, rhs: b, .. } => {
+            replace_where(a, is_target, var);
+            replace_where(b, is_target, var);
+        }
+        ExprKind::Field { base: a, .. }
+        | ExprKind::Deref(a)
+        | ExprKind::AddrOf(a)
+        | ExprKind::Unary { arg: a, .. }
+        | ExprKind::Cast { arg: a, .. } => replace_where(a, is_target, var),
+        ExprKind::Intrinsic { args, .. } => {
+            for a in args {
+                replace_where(a, is_target, var);
+            }
+        }
+        ExprKind::Cond { cond, then, other } => {
+            replace_where(cond, is_target, var);
+            replace_where(then, is_target, var);
+            replace_where(other, is_target, var);
+        }
+        _ => {}
+    }
+}
