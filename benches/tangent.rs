@@ -2,8 +2,9 @@
 //! time.
 //!
 //! 1. R_t = T(f_d) / T(f), both `cc -O2`, for every fixture of
-//!    `tests/fixtures/tangent/` that does real work (a primal call of at
-//!    least 1 µs), measured by `aioli check`'s driver, and their median
+//!    `tests/fixtures/tangent/` and every benchmark kernel of
+//!    `tests/fixtures/adjoint/` (`bench_*`) that does real work (a primal
+//!    call of at least 1 µs), measured by `aioli check`'s driver, and their median
 //!    (goal: median R_t ≤ 1.5; Tapenade's Fig. 17 reports 1.0–2.4).
 //! 2. Tool seconds for `aioli tangent` (analyses, rules, printing) on
 //!    realistic generated C of 1K, 10K and 50K lines, every root of the
@@ -11,7 +12,8 @@
 //!
 //! Prints `tangent_median_rt=X` and `tangent_50k_seconds=Y` for CI logs.
 //! Run with `cargo bench --bench tangent` (`AIOLI_BENCH_SIZES=1000`
-//! overrides the sizes, `AIOLI_BENCH_RT=0` skips the R_t part).
+//! overrides the sizes, `AIOLI_BENCH_RT=0` skips the R_t part, `AIOLI_BENCH_KEEP=DIR` keeps the
+//! drivers).
 
 use aioli::analysis::{Mode, analyze_for, parse_head};
 use aioli::cgen::realistic_c;
@@ -44,9 +46,13 @@ fn rt_of(path: &Path, work: &Path) -> Result<Option<(f64, f64)>, String> {
     let out = work.join(format!("{stem}_d.c"));
     std::fs::write(&out, text).map_err(|e| e.to_string())?;
     let domain = Domain::parse(&cfg.domain).map_err(|e| e.to_string())?;
+    // AIOLI_BENCH_KEEP=DIR keeps each fixture's driver and objects in
+    // DIR/STEM, to look into a surprising ratio.
+    let keep_dir = std::env::var_os("AIOLI_BENCH_KEEP").map(|d| Path::new(&d).join(&stem));
     let options = TangentCheckOptions {
         points: 1,
         time_budget_ms: 300,
+        keep_dir,
         ..TangentCheckOptions::default()
     };
     let r = check_tangent(path, &loaded.program, &head, &domain, &out, &options)
@@ -104,19 +110,38 @@ fn main() {
         .map(|v| v != "0")
         .unwrap_or(true)
     {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tangent");
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut files: Vec<_> = std::fs::read_dir(root.join("tangent"))
             .unwrap()
             .flatten()
             .map(|e| e.path())
             .collect();
         files.retain(|p| p.extension().is_some_and(|e| e == "c"));
+        // The adjoint benchmark kernels (GMM, LSTM, convolution, ODE, heat)
+        // are real objectives too: their tangents count as well.
+        let mut kernels: Vec<_> = std::fs::read_dir(root.join("adjoint"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.extension().is_some_and(|e| e == "c")
+                    && p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("bench_"))
+            })
+            .collect();
         files.sort();
+        kernels.sort();
+        files.extend(kernels);
         let work = tempfile::tempdir().unwrap();
         let mut ratios = Vec::new();
         println!("{:<24} {:>12} {:>8}", "fixture", "T(f) us", "R_t");
         for f in &files {
-            let name = f.file_stem().unwrap().to_string_lossy().into_owned();
+            let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+            let name = if f.parent().is_some_and(|d| d.ends_with("adjoint")) {
+                format!("adjoint/{stem}")
+            } else {
+                stem
+            };
             match rt_of(f, work.path()) {
                 Ok(Some((rt, tf))) if tf >= 1e-6 => {
                     println!("{name:<24} {:>12.2} {rt:>8.2}", tf * 1e6);
