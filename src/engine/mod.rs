@@ -313,57 +313,125 @@ pub trait Host {
     fn fired(&mut self, _rule: &str) {}
 }
 
-type Env<V> = Vec<(String, V)>;
+/// Bindings of a rule's variables; the names are the rule's own.
+type Env<'r, V> = Vec<(&'r str, V)>;
 
-fn lookup<'e, V>(env: &'e Env<V>, name: &str) -> Option<&'e V> {
-    env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+fn lookup<'e, V>(env: &'e Env<'_, V>, name: &str) -> Option<&'e V> {
+    env.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v)
 }
 
-fn matches<H: Host>(host: &H, p: &Pat, v: &H::Val, env: &mut Env<H::Val>) -> bool {
+/// Matches `p` against `v`, whose view is `view` (computed once per node
+/// by the caller: a relation tries each of its rules on the same node).
+fn matches_view<'r, H: Host>(
+    host: &H,
+    p: &'r Pat,
+    v: &H::Val,
+    view: &View<H::Val>,
+    env: &mut Env<'r, H::Val>,
+) -> bool {
     match p {
         Pat::Wild => true,
         Pat::Var(name) => {
-            env.push((name.clone(), v.clone()));
+            env.push((name.as_str(), v.clone()));
             true
         }
-        Pat::Atom(a) => matches!(host.view(v), View::Atom(b) if *a == b),
-        Pat::Num(x) => matches!(host.view(v), View::Num(y) if *x == y),
-        Pat::Nil => matches!(host.view(v), View::Nil),
-        Pat::Cons(h, t) => match host.view(v) {
-            View::Cons(a, b) => matches(host, h, &a, env) && matches(host, t, &b, env),
+        Pat::Atom(a) => matches!(view, View::Atom(b) if a == b),
+        Pat::Num(x) => matches!(view, View::Num(y) if x == y),
+        Pat::Nil => matches!(view, View::Nil),
+        Pat::Cons(h, t) => match view {
+            View::Cons(a, b) => matches(host, h, a, env) && matches(host, t, b, env),
             _ => false,
         },
-        Pat::Node(head, kids) => match host.view(v) {
+        Pat::Node(head, kids) => match view {
             View::Node(name, vals) => {
                 name == head
                     && vals.len() == kids.len()
-                    && kids
-                        .iter()
-                        .zip(&vals)
-                        .all(|(k, x)| matches(host, k, x, env))
+                    && kids.iter().zip(vals).all(|(k, x)| matches(host, k, x, env))
             }
             _ => false,
         },
     }
 }
 
+fn matches<'r, H: Host>(host: &H, p: &'r Pat, v: &H::Val, env: &mut Env<'r, H::Val>) -> bool {
+    match p {
+        Pat::Wild => true,
+        Pat::Var(name) => {
+            env.push((name.as_str(), v.clone()));
+            true
+        }
+        _ => matches_view(host, p, v, &host.view(v), env),
+    }
+}
+
+/// Where `instantiate` reads the bindings: shared (guards, which run
+/// before the rule is chosen), or owned with the number of uses each
+/// variable has left, so that its last use takes the value instead of
+/// copying it (a premise's output is often a whole derivative body).
+enum Bindings<'e, 'r, V> {
+    Shared(&'e Env<'r, V>),
+    Owned(&'e mut Env<'r, V>, &'e mut Vec<(&'r str, usize)>),
+}
+
+fn count_uses<'r>(t: &'r Tmpl, uses: &mut Vec<(&'r str, usize)>) {
+    match t {
+        Tmpl::Var(v) => match uses.iter_mut().find(|(n, _)| *n == v.as_str()) {
+            Some((_, k)) => *k += 1,
+            None => uses.push((v.as_str(), 1)),
+        },
+        Tmpl::Node(_, kids, _) => {
+            for k in kids {
+                count_uses(k, uses);
+            }
+        }
+        Tmpl::Atom(_) | Tmpl::Num(_) => {}
+    }
+}
+
+fn bound<V: Clone>(b: &mut Bindings<'_, '_, V>, name: &str) -> Option<V> {
+    match b {
+        Bindings::Shared(env) => lookup(env, name).cloned(),
+        Bindings::Owned(env, uses) => {
+            let left = uses.iter_mut().find(|(n, _)| *n == name).map(|(_, k)| {
+                *k = k.saturating_sub(1);
+                *k
+            });
+            let at = env.iter().rposition(|(n, _)| *n == name)?;
+            if left == Some(0) {
+                Some(env.remove(at).1)
+            } else {
+                Some(env[at].1.clone())
+            }
+        }
+    }
+}
+
 fn instantiate<H: Host>(
     host: &mut H,
     t: &Tmpl,
-    env: &Env<H::Val>,
+    env: &Env<'_, H::Val>,
+    node: &H::Val,
+    rule: &Rule,
+) -> Result<H::Val, ApplyError> {
+    instantiate_from(host, t, &mut Bindings::Shared(env), node, rule)
+}
+
+fn instantiate_from<H: Host>(
+    host: &mut H,
+    t: &Tmpl,
+    env: &mut Bindings<'_, '_, H::Val>,
     node: &H::Val,
     rule: &Rule,
 ) -> Result<H::Val, ApplyError> {
     Ok(match t {
-        Tmpl::Var(v) => lookup(env, v)
-            .cloned()
+        Tmpl::Var(v) => bound(env, v)
             .ok_or_else(|| ApplyError::new(format!("rule {}: unbound ?{v}", rule.id)))?,
         Tmpl::Atom(a) => host.atom(a),
         Tmpl::Num(x) => host.num(*x),
         Tmpl::Node(head, kids, line) => {
             let mut args = Vec::with_capacity(kids.len());
             for k in kids {
-                args.push(instantiate(host, k, env, node, rule)?);
+                args.push(instantiate_from(host, k, env, node, rule)?);
             }
             host.build(head, args, node, &rule.id).map_err(|e| {
                 ApplyError::new(format!(
@@ -395,11 +463,12 @@ fn apply_inner<H: Host>(
     relation: &str,
     input: &H::Val,
 ) -> Result<Vec<H::Val>, ApplyError> {
-    let mut chosen: Option<(&Rule, Env<H::Val>)> = None;
+    let mut chosen: Option<(&Rule, Env<'_, H::Val>)> = None;
     let mut applicable = Vec::new();
+    let view = host.view(input);
     for rule in rules.of(relation) {
         let mut env = Vec::new();
-        if !matches(host, &rule.pattern, input, &mut env) {
+        if !matches_view(host, &rule.pattern, input, &view, &mut env) {
             continue;
         }
         let mut ok = true;
@@ -440,16 +509,35 @@ fn apply_inner<H: Host>(
         )));
     };
     host.fired(&rule.id);
+    let mut uses = Vec::new();
     for p in &rule.premises {
-        let arg = instantiate(host, &p.input, &env, input, rule)?;
+        count_uses(&p.input, &mut uses);
+    }
+    for y in &rule.yields {
+        count_uses(y, &mut uses);
+    }
+    for p in &rule.premises {
+        let arg = instantiate_from(
+            host,
+            &p.input,
+            &mut Bindings::Owned(&mut env, &mut uses),
+            input,
+            rule,
+        )?;
         let outs = apply(rules, host, &p.relation, &arg)?;
         for (name, v) in p.outputs.iter().zip(outs) {
-            env.push((name.clone(), v));
+            env.push((name.as_str(), v));
         }
     }
     let mut out = Vec::with_capacity(rule.yields.len());
     for y in &rule.yields {
-        out.push(instantiate(host, y, &env, input, rule)?);
+        out.push(instantiate_from(
+            host,
+            y,
+            &mut Bindings::Owned(&mut env, &mut uses),
+            input,
+            rule,
+        )?);
     }
     Ok(out)
 }

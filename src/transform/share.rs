@@ -87,8 +87,8 @@ fn window<'s>(run: &'s mut [Stmt], temps: &dyn Temps) -> Vec<&'s mut Expr> {
     for s in run.iter_mut() {
         match &mut s.kind {
             StmtKind::Assign { lhs, rhs, .. } => {
-                let primal = crate::transform::names::root_sym(lhs)
-                    .is_none_or(|r| !temps.is_derivative(r));
+                let primal =
+                    crate::transform::names::root_sym(lhs).is_none_or(|r| !temps.is_derivative(r));
                 lhs_operands(lhs, &mut out);
                 out.push(rhs);
                 if primal {
@@ -155,11 +155,7 @@ fn share_run(run: &mut [Stmt], temps: &mut dyn Temps) -> Vec<Stmt> {
         let Some(shared) = most_shared(&exprs, temps) else {
             break;
         };
-        let var = Expr::new(
-            ExprKind::Var(fresh),
-            shared.ty.clone(),
-            shared.span,
-        );
+        let var = Expr::new(ExprKind::Var(fresh), shared.ty.clone(), shared.span);
         for e in exprs {
             replace(e, &shared, &var);
         }
@@ -368,15 +364,26 @@ fn same(a: &Expr, b: &Expr) -> bool {
         (RealConst { value: x, .. }, RealConst { value: y, .. }) => x.to_bits() == y.to_bits(),
         (StrConst(x), StrConst(y)) => x == y,
         (Var(x), Var(y)) => x == y,
-        (Index { base: a1, index: a2 }, Index { base: b1, index: b2 }) => {
-            same(a1, b1) && same(a2, b2)
-        }
+        (
+            Index {
+                base: a1,
+                index: a2,
+            },
+            Index {
+                base: b1,
+                index: b2,
+            },
+        ) => same(a1, b1) && same(a2, b2),
         (
             Field {
-                base: a1, field: f1, ..
+                base: a1,
+                field: f1,
+                ..
             },
             Field {
-                base: b1, field: f2, ..
+                base: b1,
+                field: f2,
+                ..
             },
         ) => f1 == f2 && same(a1, b1),
         (Deref(x), Deref(y)) | (AddrOf(x), AddrOf(y)) | (SizeOfExpr(x), SizeOfExpr(y)) => {

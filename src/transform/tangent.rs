@@ -3115,7 +3115,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 _ => {}
             }
         }
-        let is_zero = |e: &Expr| matches!(e.kind, ExprKind::RealConst { value, .. } if value == 0.0);
+        let is_zero =
+            |e: &Expr| matches!(e.kind, ExprKind::RealConst { value, .. } if value == 0.0);
         let reset_of = |st: &Stmt| match &st.kind {
             StmtKind::Assign { lhs, rhs, .. } if is_zero(rhs) => match lhs.kind {
                 ExprKind::Var(d) if self.primal_syms.contains_key(&d) => Some(d),
