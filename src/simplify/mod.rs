@@ -19,7 +19,8 @@ use convert::{Builder, Converter, Term, node_count, real_kind};
 use egg::{CostFunction, EGraph, Extractor, Id, Language};
 use lang::{Fold, Node, Readable};
 use rules::{Features, Rule};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::Mutex;
 
 /// The bundled rule files: their paths in the repository (for messages)
 /// and their text.
@@ -55,10 +56,23 @@ pub struct Stats {
     pub limited: usize,
 }
 
-/// A set of simplification rules, ready to apply. Holds no state between
-/// calls: `simplify` takes `&self` and caches nothing.
+/// A set of simplification rules, ready to apply. The only state kept
+/// between calls is a cache of searches: a search depends only on the
+/// term's shape (its nodes, leaves as indices), its precision and its
+/// leaves' sizes, never on what the leaves are, and derivative code
+/// repeats shapes (`ad * b + a * bd`) with other leaves all the time.
 pub struct Simplifier {
     rules: Vec<Rule>,
+    searched: Mutex<FxHashMap<SearchKey, Option<egg::RecExpr<Node>>>>,
+}
+
+/// What a search's result depends on (see [`Simplifier`]).
+#[derive(PartialEq, Eq, Hash)]
+struct SearchKey {
+    kind: RealKind,
+    nodes: Vec<Node>,
+    root: Id,
+    leaf_sizes: Vec<u32>,
 }
 
 impl Simplifier {
@@ -74,6 +88,7 @@ impl Simplifier {
     pub fn from_texts(files: &[(&str, &str)]) -> Result<Simplifier, SimplifyError> {
         Ok(Simplifier {
             rules: rules::parse_files(files)?,
+            searched: Mutex::new(FxHashMap::default()),
         })
     }
 
@@ -132,7 +147,7 @@ impl Simplifier {
         if !self.may_improve(&term) {
             return term.prepared;
         }
-        let Some(best) = self.search(kind, &term, stats) else {
+        let Some(best) = self.search_once(kind, &term, stats) else {
             return term.prepared;
         };
         let builder = Builder {
@@ -178,6 +193,38 @@ impl Simplifier {
                 .any(|r| have.contains(r.needs) && !r.permutation)
     }
 
+    /// [`Simplifier::search`], answered from the cache when a term of the
+    /// same shape was searched before.
+    fn search_once(
+        &self,
+        kind: RealKind,
+        term: &Term,
+        stats: &mut Stats,
+    ) -> Option<egg::RecExpr<Node>> {
+        let key = SearchKey {
+            kind,
+            nodes: term.rec.as_ref().to_vec(),
+            root: term.root,
+            leaf_sizes: leaf_sizes(term),
+        };
+        // A panic elsewhere cannot leave a half-written entry: inserting is
+        // the last thing done under the lock.
+        if let Some(found) = self
+            .searched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return found.clone();
+        }
+        let found = self.search(kind, term, stats);
+        self.searched
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, found.clone());
+        found
+    }
+
     /// Runs the rules on the term and extracts the cheapest equivalent, if
     /// it is strictly better than the input (`simplify/cost`).
     fn search(&self, kind: RealKind, term: &Term, stats: &mut Stats) -> Option<egg::RecExpr<Node>> {
@@ -203,11 +250,7 @@ impl Simplifier {
             .iter()
             .map(|n| n.clone().map_children(|c| egraph.find(ids[usize::from(c)])))
             .collect();
-        let leaf_sizes: Vec<u32> = term
-            .leaves
-            .iter()
-            .map(|l| u32::try_from(node_count(l)).unwrap_or(u32::MAX))
-            .collect();
+        let leaf_sizes = leaf_sizes(term);
         let extractor = Extractor::new(
             egraph,
             Readable {
@@ -223,6 +266,13 @@ impl Simplifier {
         .cost_rec(&term.rec);
         (best_cost.quality() < input_cost.quality()).then_some(best)
     }
+}
+
+fn leaf_sizes(term: &Term) -> Vec<u32> {
+    term.leaves
+        .iter()
+        .map(|l| u32::try_from(node_count(l)).unwrap_or(u32::MAX))
+        .collect()
 }
 
 /// How a saturation ended.
