@@ -95,15 +95,25 @@ fn tool_seconds(lines: usize) -> Result<(usize, f64), String> {
             heads.push(parse_head(program, &p.name)?);
         }
     }
+    let loaded_at = start.elapsed().as_secs_f64();
     let opts = AdjointOptions::default();
     let rules = load_adjoint_rules(&opts).map_err(|e| e.to_string())?;
     let structured = aioli::transform::structure::structure_jumps(program);
     let a = analyze_for(&structured, &heads, Mode::Adjoint);
+    let analysed_at = start.elapsed().as_secs_f64();
     let out =
         aioli::transform::adjoint::adjoint_program(&a, &rules, &opts).map_err(|d| d.message)?;
+    let transformed_at = start.elapsed().as_secs_f64();
     let text = aioli::back::print_c(&out, &loaded.sources);
     std::hint::black_box(text);
-    Ok((actual, start.elapsed().as_secs_f64()))
+    let total = start.elapsed().as_secs_f64();
+    eprintln!(
+        "  {actual} lines: front {loaded_at:.2} s, structure and analyses {:.2} s, rules {:.2} s, printing {:.2} s",
+        analysed_at - loaded_at,
+        transformed_at - analysed_at,
+        total - transformed_at
+    );
+    Ok((actual, total))
 }
 
 fn main() {
