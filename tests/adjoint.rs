@@ -788,3 +788,38 @@ fn split_callees_keep_their_exit_values_and_restore_only_what_callers_read() {
         "tbr/caller-restore: smooth_fwd does not save c->vel, which the caller reads back:\n{smooth_fwd}"
     );
 }
+
+/// `adjoint/share-calls`: each call the backward sweep's increments for
+/// one statement repeat is made once, after the pops that restore its
+/// operands (the fixture also goes through the dot-product, divided
+/// difference and sanitizer checks of every fixture).
+#[test]
+fn shared_calls_in_the_backward_sweep_are_computed_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let g = generate(&dir.join("shared_calls.c"), false).unwrap();
+    let body = &g.text[g.text.find("shared_calls_b(").unwrap()..];
+    let code: String = body
+        .lines()
+        .map(|l| l.split("/*").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let count = |call: &str| code.matches(call).count();
+    for call in [
+        "tanh(u * v)",
+        "sin(v)",
+        "cos(v)",
+        "log(v)",
+        "expf(w[1])",
+        "sqrt(u)",
+    ] {
+        assert_eq!(count(call), 1, "{call} in\n{body}");
+    }
+    assert!(code.contains("temp0 = exp(temp);"), "{body}");
+    assert!(code.contains("float temp1;"), "{body}");
+    // A call only under `?:` stays there.
+    assert_eq!(count("sqrt(v)"), 1, "{body}");
+    assert!(!code.contains("= sqrt(v);"), "{body}");
+    // The call reading u comes after the pop that restores u.
+    let pop = code.find("u = aioli_pop_real8();").unwrap();
+    assert!(code[pop..].contains("exp(u) * tempb"), "{body}");
+}

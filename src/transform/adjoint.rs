@@ -270,6 +270,7 @@ pub fn adjoint_trace(
         pending_fwd: None,
         commented: HashSet::new(),
         private_adjoints: Default::default(),
+        adjoint_syms: HashSet::new(),
     };
     for &p in &diff_procs {
         let body = &program
@@ -613,9 +614,75 @@ struct AdjointHost<'x, 'a> {
     /// By-value real parameters the procedure assigns → their private
     /// adjoint locals (`adjoint/by-value`).
     private_adjoints: std::collections::BTreeMap<SymId, SymId>,
+    /// The adjoint variables of the procedure being finished
+    /// (`adjoint/share-calls` reads them).
+    adjoint_syms: HashSet<SymId>,
+}
+
+impl super::share::Temps for AdjointHost<'_, '_> {
+    fn is_derivative(&self, s: SymId) -> bool {
+        self.adjoint_syms.contains(&s)
+    }
+
+    fn temp(&mut self, like: &Expr, nth: usize) -> Option<Expr> {
+        let mut ty = like.ty.clone();
+        ty.is_const = false;
+        let key = format!("call/{nth}/{:?}", ty.ty);
+        let t = match self.temps.get(&key) {
+            Some(&t) => t,
+            None => {
+                let name = self.namer.fresh_local("temp");
+                let t = self.new_sym(&name, ty, SymKind::Local);
+                self.locals.push((t, None));
+                self.temps.insert(key, t);
+                t
+            }
+        };
+        let mut v = self.var(t);
+        v.span = like.span;
+        Some(v)
+    }
+
+    fn assign(&self, lhs: Expr, rhs: Expr, model: &Stmt) -> Stmt {
+        let st = Stmt {
+            id: StmtId(0),
+            kind: StmtKind::Assign {
+                lhs,
+                rhs,
+                sugar: AssignSugar::Plain,
+            },
+            span: model.span,
+            comments: Default::default(),
+        };
+        self.tag(vec![st], "adjoint/share-calls")
+            .pop()
+            .expect("one statement in, one out")
+    }
 }
 
 impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
+    /// Every variable of the procedure being built that holds an adjoint
+    /// (adjoint variables and parameters, adjoint temporaries, zero
+    /// buffers); a variable left out is taken for original memory, which
+    /// is the cautious side for `adjoint/share-calls`.
+    fn adjoint_symbols(&self) -> HashSet<SymId> {
+        let mut out: HashSet<SymId> = self.bsyms.values().copied().collect();
+        out.extend(self.private_adjoints.values().copied());
+        out.extend(self.result_adjoint);
+        out.extend(self.buffer_temps.values().copied());
+        out.extend(self.arg_temps.values().copied());
+        // `assign/…` and `arg…/…` temporaries hold adjoints; `result/…`
+        // ones hold a call's original result too, others are integers
+        // or original values.
+        out.extend(
+            self.temps
+                .iter()
+                .filter(|(k, _)| k.starts_with("assign/") || k.starts_with("arg"))
+                .map(|(_, &t)| t),
+        );
+        out
+    }
+
     fn start_proc(&mut self, p: ProcId, hoisted: &[SymId]) {
         self.proc = p;
         self.namer.enter_proc(p);
@@ -2311,6 +2378,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         });
         drop_unread_scalars(&mut all, &candidates);
+        self.adjoint_syms = self.adjoint_symbols();
+        super::share::share_calls(&mut all, self);
         let mut body = all;
         let mut used: HashSet<SymId> = HashSet::new();
         collect_used(&body, &mut used);
