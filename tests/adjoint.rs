@@ -823,3 +823,15 @@ fn shared_calls_in_the_backward_sweep_are_computed_once() {
     let pop = code.find("u = aioli_pop_real8();").unwrap();
     assert!(code[pop..].contains("exp(u) * tempb"), "{body}");
 }
+
+/// `adjoint/merge-increments`: `s -= a[j] * y[j]` gives
+/// `tempb = sb;` and the increments, not `sb = 0.0; sb += tempb;`; a
+/// zeroed adjoint incremented once is assigned once.
+#[test]
+fn zeroed_then_incremented_adjoints_are_assigned_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let g = generate(&dir.join("bench_ode.c"), false).unwrap();
+    let body = &g.text[g.text.find("rhs_bwd(").unwrap()..];
+    assert!(body.contains("tempb = sb;\n            ab["), "{body}");
+    assert!(!body.contains("sb += tempb"), "{body}");
+}

@@ -168,39 +168,81 @@ pub fn same_reference(a: &Expr, b: &Expr) -> bool {
     }
 }
 
-/// Structural equality of two expressions, ignoring spans and parentheses.
+/// Structural equality of two expressions, ignoring spans and parentheses
+/// (types and the spelling of constants count).
 pub fn same_expr(a: &Expr, b: &Expr) -> bool {
-    let mut a = a.clone();
-    let mut b = b.clone();
-    normalize(&mut a);
-    normalize(&mut b);
-    a == b
+    use ExprKind::*;
+    if a.ty != b.ty {
+        return false;
+    }
+    match (&a.kind, &b.kind) {
+        (
+            Index {
+                base: a1,
+                index: a2,
+            },
+            Index {
+                base: b1,
+                index: b2,
+            },
+        )
+        | (
+            Binary {
+                lhs: a1, rhs: a2, ..
+            },
+            Binary {
+                lhs: b1, rhs: b2, ..
+            },
+        ) => same_operator(&a.kind, &b.kind) && same_expr(a1, b1) && same_expr(a2, b2),
+        (
+            Field {
+                base: x,
+                strukt: s1,
+                field: f1,
+            },
+            Field {
+                base: y,
+                strukt: s2,
+                field: f2,
+            },
+        ) => s1 == s2 && f1 == f2 && same_expr(x, y),
+        (Deref(x), Deref(y)) | (AddrOf(x), AddrOf(y)) | (SizeOfExpr(x), SizeOfExpr(y)) => {
+            same_expr(x, y)
+        }
+        (Unary { op: o1, arg: x }, Unary { op: o2, arg: y }) => o1 == o2 && same_expr(x, y),
+        (Intrinsic { call: c1, args: x }, Intrinsic { call: c2, args: y }) => {
+            c1 == c2 && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_expr(p, q))
+        }
+        (Cast { to: t1, arg: x }, Cast { to: t2, arg: y }) => t1 == t2 && same_expr(x, y),
+        (
+            Cond {
+                cond: a1,
+                then: a2,
+                other: a3,
+            },
+            Cond {
+                cond: b1,
+                then: b2,
+                other: b3,
+            },
+        ) => same_expr(a1, b1) && same_expr(a2, b2) && same_expr(a3, b3),
+        (
+            IntConst { .. }
+            | RealConst { .. }
+            | CharConst { .. }
+            | StrConst(_)
+            | Var(_)
+            | SizeOfType(_),
+            _,
+        ) => a.kind == b.kind,
+        _ => false,
+    }
 }
 
-fn normalize(e: &mut Expr) {
-    e.span = Default::default();
-    e.parens = false;
-    match &mut e.kind {
-        ExprKind::Index { base, index } => {
-            normalize(base);
-            normalize(index);
-        }
-        ExprKind::Field { base, .. }
-        | ExprKind::Deref(base)
-        | ExprKind::AddrOf(base)
-        | ExprKind::Unary { arg: base, .. }
-        | ExprKind::Cast { arg: base, .. }
-        | ExprKind::SizeOfExpr(base) => normalize(base),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            normalize(lhs);
-            normalize(rhs);
-        }
-        ExprKind::Intrinsic { args, .. } => args.iter_mut().for_each(normalize),
-        ExprKind::Cond { cond, then, other } => {
-            normalize(cond);
-            normalize(then);
-            normalize(other);
-        }
-        _ => {}
+/// Two binary nodes have the same operator (other nodes: true).
+fn same_operator(a: &ExprKind, b: &ExprKind) -> bool {
+    match (a, b) {
+        (ExprKind::Binary { op: x, .. }, ExprKind::Binary { op: y, .. }) => x == y,
+        _ => true,
     }
 }

@@ -30,6 +30,7 @@ use crate::analysis::locs::{Obj, ObjKind, Zone};
 use crate::engine::{self, ApplyError, Host, RuleSet, Tmpl, View};
 use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
+use crate::il::validate::same_expr;
 use crate::il::{
     AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, Intrinsic, Item,
     ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
@@ -661,6 +662,131 @@ impl super::share::Temps for AdjointHost<'_, '_> {
 }
 
 impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
+    /// `adjoint/merge-increments`: `X = 0.0; X += E;` becomes `X = E;`
+    /// when E cannot read X, and `T = X; X = T;` loses its second
+    /// statement (`tempb = sb; sb = 0.0; sb += tempb;` is what a statement
+    /// `s -= …` leaves).
+    fn merge_zero_increments(&self, stmts: &mut Vec<Stmt>) {
+        for st in stmts.iter_mut() {
+            match &mut st.kind {
+                StmtKind::If { then, other, .. } => {
+                    self.merge_zero_increments(&mut then.stmts);
+                    if let Some(o) = other {
+                        self.merge_zero_increments(&mut o.stmts);
+                    }
+                }
+                StmtKind::Loop { body, .. } | StmtKind::Block(body) => {
+                    self.merge_zero_increments(&mut body.stmts)
+                }
+                StmtKind::Switch { cases, .. } => {
+                    for c in cases {
+                        self.merge_zero_increments(&mut c.body);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out: Vec<Stmt> = Vec::with_capacity(stmts.len());
+        for st in std::mem::take(stmts) {
+            let Some(prev) = out.last_mut() else {
+                out.push(st);
+                continue;
+            };
+            let (
+                StmtKind::Assign {
+                    lhs: x, rhs: zero, ..
+                },
+                StmtKind::Assign {
+                    lhs: y,
+                    rhs,
+                    sugar: AssignSugar::Compound(BinOp::Add),
+                },
+            ) = (&prev.kind, &st.kind)
+            else {
+                out.push(st);
+                self.drop_copy_back(&mut out);
+                continue;
+            };
+            let ExprKind::Binary {
+                op: BinOp::Add,
+                lhs: x_again,
+                rhs: e,
+            } = &rhs.kind
+            else {
+                out.push(st);
+                continue;
+            };
+            let is_zero = matches!(zero.kind, ExprKind::RealConst { value, .. } if value == 0.0);
+            let adjoint_target =
+                super::names::root_sym(x).is_some_and(|r| self.adjoint_syms.contains(&r));
+            if !is_zero
+                || !adjoint_target
+                || !same_expr(x, y)
+                || !same_expr(x, x_again)
+                || !self.reads_no_adjoint_memory(e, x)
+            {
+                out.push(st);
+                continue;
+            }
+            let e = (**e).clone();
+            prev.kind = StmtKind::Assign {
+                lhs: y.clone(),
+                rhs: e,
+                sugar: AssignSugar::Plain,
+            };
+            prev.comments.leading.extend(st.comments.leading);
+            if self.opts.explain {
+                prev.comments.trailing = Some("/* adjoint/merge-increments */".to_string());
+            }
+            self.drop_copy_back(&mut out);
+        }
+        *stmts = out;
+    }
+
+    /// `T = X; X = T;` at the end of `out`: the second statement goes.
+    fn drop_copy_back(&self, out: &mut Vec<Stmt>) {
+        let [.., first, second] = out.as_slice() else {
+            return;
+        };
+        if let (
+            StmtKind::Assign { lhs: t, rhs: x, .. },
+            StmtKind::Assign {
+                lhs: x2,
+                rhs: t2,
+                sugar: AssignSugar::Plain,
+            },
+        ) = (&first.kind, &second.kind)
+            && same_expr(x, x2)
+            && same_expr(t, t2)
+            && second.comments.leading.is_empty()
+            && self.is_adjoint_scalar(t)
+        {
+            out.pop();
+        }
+    }
+
+    /// `v` is a scalar adjoint variable (a temporary, a local adjoint).
+    fn is_adjoint_scalar(&self, v: &Expr) -> bool {
+        matches!(v.kind, ExprKind::Var(s) if self.adjoint_syms.contains(&s))
+            && matches!(self.out.resolve(&v.ty.ty), Type::Real(_))
+    }
+
+    /// `e` reads no adjoint memory that may be `x`'s: original memory is
+    /// never adjoint memory, and of the adjoints it reads only scalar
+    /// variables other than `x`'s root.
+    fn reads_no_adjoint_memory(&self, e: &Expr, x: &Expr) -> bool {
+        let root = super::names::root_sym(x);
+        let mut ok = true;
+        visit(e, &mut |sub| match &sub.kind {
+            ExprKind::Var(s) if self.adjoint_syms.contains(s) => {
+                ok &= Some(*s) != root && matches!(self.out.resolve(&sub.ty.ty), Type::Real(_));
+            }
+            ExprKind::Var(s) if Some(*s) == root => ok = false,
+            _ => {}
+        });
+        ok
+    }
+
     /// Every variable of the procedure being built that holds an adjoint
     /// (adjoint variables and parameters, adjoint temporaries, zero
     /// buffers); a variable left out is taken for original memory, which
@@ -2357,6 +2483,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         }
         all.append(&mut body);
+        self.adjoint_syms = self.adjoint_symbols();
+        self.merge_zero_increments(&mut all);
         // The hoisted locals, the lowering's temporaries (the value of a
         // call in an expression whose use the forward sweep dropped) and
         // the adjoint temporaries (`tempb = *outb` before a reset that
@@ -2378,7 +2506,6 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         });
         drop_unread_scalars(&mut all, &candidates);
-        self.adjoint_syms = self.adjoint_symbols();
         super::share::share_calls(&mut all, self);
         let mut body = all;
         let mut used: HashSet<SymId> = HashSet::new();

@@ -20,6 +20,7 @@
 //!   evaluated (not under `?:` or `&&`/`||` alone): sharing never
 //!   evaluates a call the original code skipped.
 
+use crate::il::validate::same_expr;
 use crate::il::{BinOp, Block, Expr, ExprKind, Init, MathFn, Stmt, StmtKind, SymId};
 
 /// What the sharing needs from the transformation that owns the output.
@@ -225,12 +226,12 @@ fn most_shared(exprs: &[&mut Expr], temps: &dyn Temps) -> Option<Expr> {
     }
     let mut best: Option<(&Expr, usize)> = None;
     for (i, &(c, _)) in calls.iter().enumerate() {
-        if calls[..i].iter().any(|(d, _)| same(c, d)) || reads_derivative(c, temps) {
+        if calls[..i].iter().any(|(d, _)| same_expr(c, d)) || reads_derivative(c, temps) {
             continue;
         }
         let occurrences: Vec<bool> = calls
             .iter()
-            .filter(|(d, _)| same(c, d))
+            .filter(|(d, _)| same_expr(c, d))
             .map(|&(_, always)| always)
             .collect();
         if occurrences.len() < 2 || !occurrences.iter().any(|&a| a) {
@@ -351,85 +352,13 @@ fn each_sub(e: &Expr, f: &mut impl FnMut(&Expr)) {
     }
 }
 
-/// Structural equality, ignoring where each node was written and the
-/// user's parentheses.
-fn same(a: &Expr, b: &Expr) -> bool {
-    use ExprKind::*;
-    if a.ty != b.ty {
-        return false;
-    }
-    match (&a.kind, &b.kind) {
-        (IntConst { value: x, .. }, IntConst { value: y, .. })
-        | (CharConst { value: x, .. }, CharConst { value: y, .. }) => x == y,
-        (RealConst { value: x, .. }, RealConst { value: y, .. }) => x.to_bits() == y.to_bits(),
-        (StrConst(x), StrConst(y)) => x == y,
-        (Var(x), Var(y)) => x == y,
-        (
-            Index {
-                base: a1,
-                index: a2,
-            },
-            Index {
-                base: b1,
-                index: b2,
-            },
-        ) => same(a1, b1) && same(a2, b2),
-        (
-            Field {
-                base: a1,
-                field: f1,
-                ..
-            },
-            Field {
-                base: b1,
-                field: f2,
-                ..
-            },
-        ) => f1 == f2 && same(a1, b1),
-        (Deref(x), Deref(y)) | (AddrOf(x), AddrOf(y)) | (SizeOfExpr(x), SizeOfExpr(y)) => {
-            same(x, y)
-        }
-        (Unary { op: o1, arg: x }, Unary { op: o2, arg: y }) => o1 == o2 && same(x, y),
-        (
-            Binary {
-                op: o1,
-                lhs: a1,
-                rhs: a2,
-            },
-            Binary {
-                op: o2,
-                lhs: b1,
-                rhs: b2,
-            },
-        ) => o1 == o2 && same(a1, b1) && same(a2, b2),
-        (Intrinsic { call: c1, args: x }, Intrinsic { call: c2, args: y }) => {
-            c1.name == c2.name && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Cast { to: t1, arg: x }, Cast { to: t2, arg: y }) => t1 == t2 && same(x, y),
-        (
-            Cond {
-                cond: a1,
-                then: a2,
-                other: a3,
-            },
-            Cond {
-                cond: b1,
-                then: b2,
-                other: b3,
-            },
-        ) => same(a1, b1) && same(a2, b2) && same(a3, b3),
-        (SizeOfType(x), SizeOfType(y)) => x == y,
-        _ => false,
-    }
-}
-
 /// Replaces each read of `sym` by `by`.
 fn substitute(e: &mut Expr, sym: SymId, by: &Expr) {
     replace_where(e, &|x| matches!(x.kind, ExprKind::Var(s) if s == sym), by);
 }
 
 fn replace(e: &mut Expr, term: &Expr, var: &Expr) {
-    replace_where(e, &|x| same(x, term), var);
+    replace_where(e, &|x| same_expr(x, term), var);
 }
 
 fn replace_where(e: &mut Expr, is_target: &dyn Fn(&Expr) -> bool, var: &Expr) {
