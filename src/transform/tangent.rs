@@ -270,6 +270,7 @@ pub fn tangent_full(
         primal_syms: HashMap::new(),
         param_targets: HashMap::new(),
         call_temps: Vec::new(),
+        diff_formals: Default::default(),
     };
     for (z, info) in a.locs.zones.iter().enumerate() {
         if let ObjKind::Target {
@@ -542,6 +543,9 @@ struct TangentHost<'x, 'a> {
     /// The temporaries of `tangent/share-calls` in the procedure being
     /// built, reused from one statement to the next.
     call_temps: Vec<(QualType, SymId)>,
+    /// `is_diff_formal`'s answers: the analysis scans the callee's points
+    /// for each question, and every call site asks about every argument.
+    diff_formals: std::cell::RefCell<HashMap<(ProcId, usize), bool>>,
 }
 
 impl super::share::Temps for TangentHost<'_, '_> {
@@ -965,10 +969,15 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         if !self.dprocs.contains_key(&proc) {
             return false;
         }
+        if let Some(&known) = self.diff_formals.borrow().get(&(proc, i)) {
+            return known;
+        }
         let p = self.program.proc(proc);
         let sym = p.params[i];
-        self.out.contains_real(&self.program.sym(sym).ty.ty)
-            && (self.a.is_diff_formal_arg(proc, i) || self.diff.syms.contains(&sym))
+        let answer = self.out.contains_real(&self.program.sym(sym).ty.ty)
+            && (self.a.is_diff_formal_arg(proc, i) || self.diff.syms.contains(&sym));
+        self.diff_formals.borrow_mut().insert((proc, i), answer);
+        answer
     }
 
     fn result_is_diff(&self, proc: ProcId) -> bool {
