@@ -716,6 +716,39 @@ fn whole_struct_with_an_adjoint_pointer_member_is_refused() {
     );
 }
 
+/// `adjoint/refuse`: a char array initialized with a string literal is
+/// refused with its location (its declaration would move to the top and
+/// the initializer become an array assignment, which C has not). Brace
+/// elision in a numeric initializer is differentiated (the front end
+/// braces it fully).
+#[test]
+fn string_initializers_are_refused_and_elided_braces_are_differentiated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("label.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='label(y)/(x)' domain='x[1]=[0,1] y[1]=[0,0]'\n\
+         void label(const double *x, double *y)\n{\n    char s[4] = \"ab\";\n    y[0] = x[0] * s[0];\n}\n",
+    )
+    .unwrap();
+    let err = generate(&path, false).map(|_| ()).unwrap_err();
+    assert!(
+        err.contains("label.c:4:5: error: the adjoint mode does not yet support a char array initialized with a string literal ('s')"),
+        "{err}"
+    );
+    let path = dir.path().join("elided.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='elided(y)/(x)' domain='x[1]=[0.5,1.5] y[1]=[0,0]'\n\
+         struct pt { double u, v; };\n\
+         void elided(const double *x, double *y)\n{\n    double m[2][2] = {x[0], 2.0, 3.0, x[0] * x[0]};\n    struct pt p[2] = {x[0], 1.0, 2.0};\n    y[0] = m[0][0] * m[1][1] + m[1][0] + p[0].u * p[1].u + p[1].v;\n}\n",
+    )
+    .unwrap();
+    let g = generate(&path, false).unwrap();
+    let outcome = check(&path, dir.path(), AdjointCheckOptions::default()).unwrap();
+    assert!(outcome.passed, "{}\n{outcome}", g.text);
+}
+
 /// A `$AD CHECKPOINT-START` without its END in the same block is refused
 /// with its location, and so is a region that allocates.
 #[test]

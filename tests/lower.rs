@@ -1131,6 +1131,41 @@ mod from_source {
         }
     }
 
+    /// C's brace elision: an aggregate member whose item is not a braced
+    /// list takes as many items as it has scalars; the IL holds the list
+    /// fully braced. A struct-valued item still initializes a struct
+    /// member whole.
+    #[test]
+    fn elided_braces_are_restored() {
+        let p = ok("struct pt { double x, y; };\n\
+                    double f(double a)\n{\n    double m[2][3] = {a, 2.0, 3.0, 4.0};\n    struct pt q = {a, 1.0};\n    struct pt r[3] = {q, 2.0, 3.0, {4.0}};\n    return m[1][0] + r[1].y;\n}\n");
+        let shape = |init: &Init| -> String {
+            fn go(i: &Init, out: &mut String) {
+                match i {
+                    Init::Expr(_) => out.push('e'),
+                    Init::List(items, _) => {
+                        out.push('{');
+                        for it in items {
+                            go(it, out);
+                        }
+                        out.push('}');
+                    }
+                }
+            }
+            let mut s = String::new();
+            go(init, &mut s);
+            s
+        };
+        let shapes: Vec<String> = body(&p, "f")
+            .iter()
+            .filter_map(|st| match &st.kind {
+                StmtKind::Decl { vars, .. } => vars[0].init.as_ref().map(shape),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(shapes, ["{{eee}{e}}", "{ee}", "{e{ee}{e}}"]);
+    }
+
     fn body<'p>(p: &'p Program, name: &str) -> &'p [Stmt] {
         &p.proc(p.proc_by_name(name).unwrap())
             .body
@@ -1401,6 +1436,11 @@ double h(double u) {
                 "int f(int i) { int a[3] = {1,2,3,4}; return a[0]; }\n",
                 "too many initializers for the array",
                 "1:27",
+            ),
+            (
+                "int f(int i) { int a[2][2] = {1,2,3,4,5}; return a[0][0]; }\n",
+                "too many initializers for the array",
+                "1:30",
             ),
             (
                 "double f(double x) { return f; }\n",

@@ -1218,6 +1218,18 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// element by element (`adjoint/struct-init`, `adjoint/declarator-list`).
     fn init_assign_code(&mut self, v: SymId, init: &Init) -> Result<Vec<Stmt>, ApplyError> {
         let var = self.var(v);
+        let mut strings = false;
+        visit_init(init, &mut |e| {
+            strings |= matches!(e.kind, ExprKind::StrConst(_));
+        });
+        if strings {
+            // The declaration moves to the top of the procedure and its
+            // initializer becomes assignments, which C has not for arrays.
+            return Err(ApplyError::new(format!(
+                "the adjoint mode does not yet support a char array initialized with a string literal ('{}')",
+                self.out.symbols[v.index()].name
+            )));
+        }
         if let Init::Expr(e) = init {
             return Ok(vec![self.assign(var, e.clone(), AssignSugar::Plain)]);
         }

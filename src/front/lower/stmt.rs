@@ -783,19 +783,52 @@ impl Lowerer<'_> {
         depth: usize,
     ) -> R<Init> {
         let resolved = self.resolve(&ty.ty).clone();
+        let what = match &resolved {
+            Type::Array { .. } => "array",
+            Type::Struct(_) => "struct",
+            _ => {
+                if items.len() != 1 {
+                    return err(span, "a scalar must be initialized with one value");
+                }
+                let one = self.initializer_depth(&items[0], ty, fx, depth + 1)?;
+                return Ok(Init::List(vec![one], span));
+            }
+        };
+        let mut pos = 0;
+        let init = self.aggregate_init(items, &mut pos, span, ty, fx, depth)?;
+        if pos < items.len() {
+            return err(span, &format!("too many initializers for the {what}"));
+        }
+        Ok(init)
+    }
+
+    /// The members of the aggregate `ty`, in order, from `items[*pos..]`.
+    /// A member that is itself an aggregate and whose item is not a
+    /// braced list takes as many items as it has scalars (C's brace
+    /// elision: `double m[2][2] = {1, 2, 3, 4};`); the result is fully
+    /// braced.
+    fn aggregate_init(
+        &mut self,
+        items: &[ast::Initializer],
+        pos: &mut usize,
+        span: Span,
+        ty: &mut QualType,
+        fx: &mut Effects,
+        depth: usize,
+    ) -> R<Init> {
+        if depth > 64 {
+            return err(span, "initializer is too deeply nested");
+        }
+        let resolved = self.resolve(&ty.ty).clone();
         let mut out = Vec::new();
         match &resolved {
             Type::Array { elem, len } => {
-                if let Some(n) = len.as_ref().and_then(|l| l.value)
-                    && items.len() as u64 > n
-                {
-                    return err(span, "too many initializers for the array");
-                }
-                for item in items {
+                let n = len.as_ref().and_then(|l| l.value);
+                while *pos < items.len() && n.is_none_or(|n| (out.len() as u64) < n) {
                     let mut e = (**elem).clone();
-                    out.push(self.initializer_depth(item, &mut e, fx, depth + 1)?);
+                    out.push(self.member_init(items, pos, &mut e, fx, depth)?);
                 }
-                self.complete_array(ty, items.len() as u64, span);
+                self.complete_array(ty, out.len() as u64, span);
             }
             Type::Struct(id) => {
                 let fields: Vec<QualType> = self.prog.structs[id.index()]
@@ -803,22 +836,67 @@ impl Lowerer<'_> {
                     .iter()
                     .map(|f| f.ty.clone())
                     .collect();
-                if items.len() > fields.len() {
-                    return err(span, "too many initializers for the struct");
-                }
-                for (item, fty) in items.iter().zip(fields) {
-                    let mut fty = fty;
-                    out.push(self.initializer_depth(item, &mut fty, fx, depth + 1)?);
+                for mut fty in fields {
+                    if *pos >= items.len() {
+                        break;
+                    }
+                    out.push(self.member_init(items, pos, &mut fty, fx, depth)?);
                 }
             }
-            _ => {
-                if items.len() != 1 {
-                    return err(span, "a scalar must be initialized with one value");
-                }
-                out.push(self.initializer_depth(&items[0], ty, fx, depth + 1)?);
-            }
+            _ => unreachable!("aggregate_init is called on arrays and structs"),
         }
         Ok(Init::List(out, span))
+    }
+
+    /// One member's initializer from `items[*pos..]` (see
+    /// `aggregate_init`).
+    fn member_init(
+        &mut self,
+        items: &[ast::Initializer],
+        pos: &mut usize,
+        ty: &mut QualType,
+        fx: &mut Effects,
+        depth: usize,
+    ) -> R<Init> {
+        let item = &items[*pos];
+        let elided = match item {
+            ast::Initializer::Expr(e) => match self.resolve(&ty.ty).clone() {
+                Type::Struct(sid) => {
+                    // A struct-valued expression initializes the member
+                    // itself. Lowering it twice is harmless: an
+                    // initializer list admits no side effects.
+                    let mut scratch = Effects::default();
+                    let v = self.expr(e, &mut scratch)?;
+                    if matches!(self.resolve(&v.ty.ty), Type::Struct(s) if *s == sid) {
+                        fx.pre.append(&mut scratch.pre);
+                        fx.post.append(&mut scratch.post);
+                        *pos += 1;
+                        return Ok(Init::Expr(v));
+                    }
+                    Some(e.span)
+                }
+                Type::Array { elem, .. } => {
+                    let is_char = matches!(
+                        self.resolve(&elem.ty),
+                        Type::Int {
+                            kind: crate::il::IntKind::Char,
+                            ..
+                        }
+                    );
+                    let string = matches!(strip_parens(e).kind, ast::ExprKind::StrLit(_));
+                    (!(is_char && string)).then_some(e.span)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match elided {
+            Some(at) => self.aggregate_init(items, pos, at, ty, fx, depth + 1),
+            None => {
+                *pos += 1;
+                self.initializer_depth(item, ty, fx, depth + 1)
+            }
+        }
     }
 
     /// Gives `T a[]` its length from its initializer.
