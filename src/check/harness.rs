@@ -2689,16 +2689,22 @@ int main(void)
         // Two procedures share the budget, or three with f_b.
         let share = if adj.is_some() { 2.0 / 3.0 } else { 1.0 };
         let target = format_hex_float(timing::loop_target_seconds(budget_ms) * share);
+        let (count, names, with, without) = if adj.is_some() {
+            (3, "\"f\", \"f_d\", \"f_b\"", "1, 2, 4", "0, 3, 5")
+        } else {
+            (2, "\"f\", \"f_d\"", "1, 2", "0, 3")
+        };
         let _ = writeln!(
             out,
-            "    aioli_reset();\n    aioli_load(0);\n    aioli_save();\n    aioli_directions(aioli_u[0]);\n    aioli_time(\"f\", 1, 0, {target});\n    aioli_time(\"f_d\", 2, 3, {target});"
+            "    aioli_reset();\n    aioli_load(0);\n    aioli_save();\n    aioli_directions(aioli_u[0]);"
         );
         if adj.is_some() {
-            let _ = writeln!(
-                out,
-                "    aioli_ybar_now = aioli_ybar[0];\n    aioli_time(\"f_b\", 4, 5, {target});"
-            );
+            let _ = writeln!(out, "    aioli_ybar_now = aioli_ybar[0];");
         }
+        let _ = writeln!(
+            out,
+            "    {{\n        static const char *const aioli_names[] = {{{names}}};\n        static const int aioli_with[] = {{{with}}};\n        static const int aioli_without[] = {{{without}}};\n        aioli_time_all({count}, aioli_names, aioli_with, aioli_without, {target});\n    }}"
+        );
     }
     out.push_str("    printf(\"@aioli end\\n\");\n    return 0;\n}\n");
     Ok(out)

@@ -13,7 +13,10 @@
 //! - `n` grows until loop A lasts at least a target time (a share of the
 //!   time budget), then A and B are each measured [`ROUNDS`] times,
 //!   alternately, and the fastest of each is kept (the minimum is the
-//!   measurement least disturbed by the rest of the machine);
+//!   measurement least disturbed by the rest of the machine); the
+//!   procedures compared (`f`, `f_d`, `f_b`) are measured in turn within
+//!   each round, so that a change of the machine's load between them
+//!   does not skew their ratio;
 //! - the time of a call is `(A - B) / n`, but never less than
 //!   [`MIN_CALL_SHARE`] of `A / n`: when the call is much cheaper than the
 //!   copy, the difference of two noisy times is noise, and a floor keeps
@@ -68,7 +71,7 @@ impl Timing {
     }
 }
 
-/// The C functions that time the calls: `aioli_loop` and `aioli_time`.
+/// The C functions that time the calls: `aioli_loop` and `aioli_time_all`.
 /// They use the driver's `aioli_reset`, `aioli_seed`, `aioli_call_f` and
 /// `aioli_call_f_d` (and, with `adjoint`, `aioli_seed_adjoints` and
 /// `aioli_call_f_b`), and print `@aioli time NAME A B N` (A and B in `%a`).
@@ -121,38 +124,50 @@ static double aioli_loop(int aioli_what, long aioli_n)
     return aioli_now() - aioli_t0;
 }}
 
-static void aioli_time(const char *aioli_name, int aioli_with, int aioli_without,
-                       double aioli_target)
+/* Each procedure's loop count grows until its loop lasts the target;
+ * then every procedure is measured once per round, in turn, so that a
+ * change of machine load between them falls on all of them alike. */
+static void aioli_time_all(int aioli_count, const char *const *aioli_names,
+                           const int *aioli_with, const int *aioli_without,
+                           double aioli_target)
 {{
-    long aioli_n = 1;
-    double aioli_a, aioli_b, aioli_best_a, aioli_best_b;
-    int aioli_r;
-    for (;;) {{
-        aioli_a = aioli_loop(aioli_with, aioli_n);
-        if (aioli_a >= aioli_target || aioli_n >= (1L << 40))
-            break;
-        if (aioli_a <= 0.0) {{
-            aioli_n *= 16;
-        }} else {{
-            double aioli_grow = 1.2 * aioli_target / aioli_a;
-            if (aioli_grow < 2.0)
-                aioli_grow = 2.0;
-            if (aioli_grow > 1024.0)
-                aioli_grow = 1024.0;
-            aioli_n = (long)((double)aioli_n * aioli_grow);
+    long aioli_n[3];
+    double aioli_best_a[3], aioli_best_b[3];
+    double aioli_a, aioli_b;
+    int aioli_k, aioli_r;
+    for (aioli_k = 0; aioli_k < aioli_count; aioli_k++) {{
+        aioli_n[aioli_k] = 1;
+        for (;;) {{
+            aioli_a = aioli_loop(aioli_with[aioli_k], aioli_n[aioli_k]);
+            if (aioli_a >= aioli_target || aioli_n[aioli_k] >= (1L << 40))
+                break;
+            if (aioli_a <= 0.0) {{
+                aioli_n[aioli_k] *= 16;
+            }} else {{
+                double aioli_grow = 1.2 * aioli_target / aioli_a;
+                if (aioli_grow < 2.0)
+                    aioli_grow = 2.0;
+                if (aioli_grow > 1024.0)
+                    aioli_grow = 1024.0;
+                aioli_n[aioli_k] = (long)((double)aioli_n[aioli_k] * aioli_grow);
+            }}
+        }}
+        aioli_best_a[aioli_k] = aioli_a;
+        aioli_best_b[aioli_k] = aioli_loop(aioli_without[aioli_k], aioli_n[aioli_k]);
+    }}
+    for (aioli_r = 1; aioli_r < {ROUNDS}; aioli_r++) {{
+        for (aioli_k = 0; aioli_k < aioli_count; aioli_k++) {{
+            aioli_a = aioli_loop(aioli_with[aioli_k], aioli_n[aioli_k]);
+            if (aioli_a < aioli_best_a[aioli_k])
+                aioli_best_a[aioli_k] = aioli_a;
+            aioli_b = aioli_loop(aioli_without[aioli_k], aioli_n[aioli_k]);
+            if (aioli_b < aioli_best_b[aioli_k])
+                aioli_best_b[aioli_k] = aioli_b;
         }}
     }}
-    aioli_best_a = aioli_a;
-    aioli_best_b = aioli_loop(aioli_without, aioli_n);
-    for (aioli_r = 1; aioli_r < {ROUNDS}; aioli_r++) {{
-        aioli_a = aioli_loop(aioli_with, aioli_n);
-        if (aioli_a < aioli_best_a)
-            aioli_best_a = aioli_a;
-        aioli_b = aioli_loop(aioli_without, aioli_n);
-        if (aioli_b < aioli_best_b)
-            aioli_best_b = aioli_b;
-    }}
-    printf("@aioli time %s %a %a %ld\n", aioli_name, aioli_best_a, aioli_best_b, aioli_n);
+    for (aioli_k = 0; aioli_k < aioli_count; aioli_k++)
+        printf("@aioli time %s %a %a %ld\n", aioli_names[aioli_k], aioli_best_a[aioli_k],
+               aioli_best_b[aioli_k], aioli_n[aioli_k]);
 }}
 "#
     )
