@@ -82,6 +82,8 @@ pub struct Analysis<'a> {
     pub order: Vec<ProcId>,
     pub facts: HashMap<ProcId, ProcFacts<'a>>,
     pub summaries: HashMap<ProcId, Summary>,
+    /// The in-out solution of each procedure's final facts.
+    pub(crate) inout: HashMap<ProcId, InoutSolution>,
     pub results: HashMap<ProcId, ProcResult>,
     /// Zones active at some point of some procedure (`pred/diff`).
     pub diff_zones: Set,
@@ -135,6 +137,7 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
     let sccs = bottom_up_components(program, &graph, &order);
     let mut summaries: HashMap<ProcId, Summary> = HashMap::new();
     let mut facts: HashMap<ProcId, ProcFacts<'a>> = HashMap::new();
+    let mut inout: HashMap<ProcId, InoutSolution> = HashMap::new();
     for comp in &sccs {
         // `call/recursion`: iterate the component from empty summaries.
         let recursive = comp.len() > 1 || graph[comp[0].index()].contains(&comp[0]);
@@ -147,7 +150,8 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
             let mut changed = false;
             for &p in comp {
                 let f = facts::build(program, &mut locs, p, &summaries);
-                let s = summarize(&locs, &f, program);
+                let (s, sol) = summarize(&locs, &f, program);
+                inout.insert(p, sol);
                 if summaries.get(&p) != Some(&s) {
                     changed = true;
                     summaries.insert(p, s);
@@ -166,6 +170,7 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
         order: order.clone(),
         facts,
         summaries,
+        inout,
         results: HashMap::new(),
         diff_zones: Set::new(),
         warnings: Vec::new(),
@@ -313,16 +318,23 @@ fn entry_visible(locs: &Locs, proc: ProcId, program: &Program, z: Zone) -> bool 
     }
 }
 
-/// `call/summary`: a procedure's summary from its facts.
-fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
+/// `call/summary`: a procedure's summary from its facts, with the in-out
+/// solution it reads, kept for the per-point sets and the warnings (one
+/// run serves all three).
+fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> (Summary, InoutSolution) {
     let proc = f.proc;
     let mut s = Summary::default();
-    let (dep, kept) = dependency(f, Rel::Dep);
-    let (diff_dep, _) = dependency(f, Rel::DiffDep);
     let mut written = BTreeSet::new();
     for p in &f.points {
         written.extend(p.effect.writes.iter().copied());
     }
+    let visible = |z: Zone| entry_visible(locs, proc, program, z);
+    // Only entry-visible sources and written interface zones are read
+    // below (see `dependency`).
+    let (dep, kept) = dependency(f, Rel::Dep, visible, |z| {
+        locs.is_interface(proc, z) && written.contains(&z)
+    });
+    let (diff_dep, _) = dependency(f, Rel::DiffDep, visible, |_| false);
     // `inout/must-write`: written, and not kept on any path to the exit.
     for &w in &written {
         if !locs.is_interface(proc, w) {
@@ -334,12 +346,12 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
         }
     }
     for (u, w) in dep {
-        if locs.is_interface(proc, w) && entry_visible(locs, proc, program, u) {
+        if locs.is_interface(proc, w) && visible(u) {
             s.dep.push((u, w));
         }
     }
     for (u, w) in diff_dep {
-        if locs.is_interface(proc, w) && entry_visible(locs, proc, program, u) {
+        if locs.is_interface(proc, w) && visible(u) {
             s.diff_dep.push((u, w));
         }
     }
@@ -352,9 +364,9 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
             }
         }
     }
-    let up = inout_solution(f, &Set::new());
-    for &z in up.up_in.get(&0).into_iter().flatten() {
-        if entry_visible(locs, proc, program, z) {
+    let up = inout_solution(f, &uninit_candidates(locs, f, program));
+    for &z in &up.up_in[0] {
+        if visible(z) {
             s.reads.push(z);
         }
     }
@@ -364,24 +376,41 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
         }
     }
     s.normalize();
-    s
+    (s, up)
 }
 
-/// The dependency relation at the exit of a procedure (`dep/summary`), and
-/// the zones maybe still holding their entry value there.
-fn dependency(f: &ProcFacts<'_>, rel: Rel) -> (Vec<(Zone, Zone)>, Set) {
+/// The dependency relation at the exit of a procedure (`dep/summary`) for
+/// the entry zones `source` accepts, and the zones maybe still holding
+/// their entry value there among those `source` or `keep` accepts. The
+/// equations never change a row's entry zone, and a row starts only where
+/// some block's composed relation reads it: leaving the other zones out of
+/// `Mentioned` leaves every row asked for as it was.
+fn dependency(
+    f: &ProcFacts<'_>,
+    rel: Rel,
+    source: impl Fn(Zone) -> bool,
+    keep: impl Fn(Zone) -> bool,
+) -> (Vec<(Zone, Zone)>, Set) {
     use datalog::dependency::*;
     let mut rt = Program::new();
     rt.extend([Entry(0)]);
     rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
-    rt.extend(f.zones.iter().map(|&z| Mentioned(z)));
+    let mut read = Set::new();
     for (b, range) in f.blocks.iter().enumerate() {
         let c = blocks::compose(&f.points[range.clone()], rel);
         let b = b as u32;
+        read.extend(c.through.iter().map(|&(u, _)| u));
         rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
         rt.extend(c.written.iter().map(|&w| Written(b, w)));
         rt.extend(c.killed.iter().map(|&w| Killed(b, w)));
     }
+    rt.extend(
+        f.zones
+            .iter()
+            .copied()
+            .filter(|&z| (source(z) && read.contains(&z)) || keep(z))
+            .map(Mentioned),
+    );
     let (dep_in, kept_in) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let exit = 1;
     let mut dep: Vec<(Zone, Zone)> = dep_in
@@ -397,11 +426,36 @@ fn dependency(f: &ProcFacts<'_>, rel: Rel) -> (Vec<(Zone, Zone)>, Set) {
         .collect();
     (dep, kept)
 }
+/// The in-out solution of a procedure, per block: zones maybe read before
+/// being overwritten from the block's start on, zones maybe written from
+/// there on, and the uninitialised locals at its start.
+pub(crate) struct InoutSolution {
+    up_in: Vec<Set>,
+    write_after: Vec<Set>,
+    uninit_in: Vec<Set>,
+}
 
-struct InoutSolution {
-    up_in: HashMap<u32, Set>,
-    write_after: HashMap<u32, Set>,
-    uninit_in: HashMap<u32, Set>,
+/// The locals `warn/uninit` watches: scalars and structs the procedure
+/// declares itself. Not arrays: a loop that fills one may, as far as the
+/// analysis knows, run no iteration, and every array filled by a loop
+/// would be warned about.
+fn uninit_candidates(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Set {
+    f.zones
+        .iter()
+        .copied()
+        .filter(|&z| {
+            let o = locs.object(locs.zone(z).obj);
+            match o.kind {
+                ObjKind::Var(s) => {
+                    let sym = program.sym(s);
+                    o.owner == Some(f.proc)
+                        && sym.kind == crate::il::SymKind::Local
+                        && !matches!(program.resolve(&sym.ty.ty), crate::il::Type::Array { .. })
+                }
+                _ => false,
+            }
+        })
+        .collect()
 }
 
 fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
@@ -429,19 +483,20 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
         rt.extend(killed.iter().map(|&z| Killed(b, z)));
     }
     let (up_in, write_after, uninit) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
+    let nb = f.blocks.len();
     let mut sol = InoutSolution {
-        up_in: HashMap::new(),
-        write_after: HashMap::new(),
-        uninit_in: HashMap::new(),
+        up_in: vec![Set::new(); nb],
+        write_after: vec![Set::new(); nb],
+        uninit_in: vec![Set::new(); nb],
     };
     for UpIn(b, z) in up_in {
-        sol.up_in.entry(b).or_default().insert(z);
+        sol.up_in[b as usize].insert(z);
     }
     for WriteAfter(b, z) in write_after {
-        sol.write_after.entry(b).or_default().insert(z);
+        sol.write_after[b as usize].insert(z);
     }
     for UninitIn(b, z) in uninit {
-        sol.uninit_in.entry(b).or_default().insert(z);
+        sol.uninit_in[b as usize].insert(z);
     }
     sol
 }
@@ -1128,51 +1183,26 @@ impl<'a> Analysis<'a> {
         for &pid in &self.order {
             let f = &self.facts[&pid];
             // `warn/uninit`
-            let locals: Set = f
-                .zones
-                .iter()
-                .copied()
-                .filter(|&z| {
-                    let o = self.locs.object(self.locs.zone(z).obj);
-                    match o.kind {
-                        // Not arrays: a loop that fills one may, as far as
-                        // the analysis knows, run no iteration, and every
-                        // array filled by a loop would be warned about.
-                        ObjKind::Var(s) => {
-                            let sym = self.program.sym(s);
-                            o.owner == Some(pid)
-                                && sym.kind == crate::il::SymKind::Local
-                                && !matches!(
-                                    self.program.resolve(&sym.ty.ty),
-                                    crate::il::Type::Array { .. }
-                                )
+            let sol = &self.inout[&pid];
+            let mut warned = Set::new();
+            for (b, range) in f.blocks.iter().enumerate() {
+                let mut un = sol.uninit_in[b].clone();
+                for i in range.clone() {
+                    let e = &f.points[i].effect;
+                    for z in &e.reads {
+                        if un.contains(z) && warned.insert(*z) {
+                            let s = f.points[i].kind.stmt();
+                            out.push(Diagnostic::warning(
+                                s.span,
+                                format!(
+                                    "'{}' may be used uninitialized here",
+                                    self.locs.zone(*z).name
+                                ),
+                            ));
                         }
-                        _ => false,
                     }
-                })
-                .collect();
-            if !locals.is_empty() {
-                let sol = inout_solution(f, &locals);
-                let mut warned = Set::new();
-                for (b, range) in f.blocks.iter().enumerate() {
-                    let mut un = sol.uninit_in.get(&(b as u32)).cloned().unwrap_or_default();
-                    for i in range.clone() {
-                        let e = &f.points[i].effect;
-                        for z in &e.reads {
-                            if un.contains(z) && warned.insert(*z) {
-                                let s = f.points[i].kind.stmt();
-                                out.push(Diagnostic::warning(
-                                    s.span,
-                                    format!(
-                                        "'{}' may be used uninitialized here",
-                                        self.locs.zone(*z).name
-                                    ),
-                                ));
-                            }
-                        }
-                        for z in &e.writes {
-                            un.remove(z);
-                        }
+                    for z in &e.writes {
+                        un.remove(z);
                     }
                 }
             }
@@ -1269,7 +1299,7 @@ impl<'a> Analysis<'a> {
 
     /// `inout/cst` and `inout/dead` per point.
     fn inout_points(&self, f: &ProcFacts<'_>, r: &mut ProcResult) {
-        let sol = inout_solution(f, &Set::new());
+        let sol = &self.inout[&f.proc];
         let n = f.points.len();
         r.cst = vec![Set::new(); n];
         r.dead = vec![Set::new(); n];
@@ -1278,8 +1308,8 @@ impl<'a> Analysis<'a> {
             let mut up = Set::new();
             let mut wr = Set::new();
             for &c in &f.succs[b] {
-                up.extend(sol.up_in.get(&c).into_iter().flatten().copied());
-                wr.extend(sol.write_after.get(&c).into_iter().flatten().copied());
+                up.extend(sol.up_in[c as usize].iter().copied());
+                wr.extend(sol.write_after[c as usize].iter().copied());
             }
             for i in range.clone().rev() {
                 let e = &f.points[i].effect;
