@@ -17,7 +17,8 @@ use crate::il::{
     BinOp, Expr, ExprKind, Init, LoopHeader, MathFn, ProcId, Procedure, Program, Stmt, StmtId,
     StmtKind, Type, UnOp,
 };
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 
 /// What an analysis point is.
 #[derive(Clone, Copy, Debug)]
@@ -225,10 +226,10 @@ pub fn build<'a>(
         locs: &mut *locs,
         proc: pid,
         facts: PointerFacts::default(),
-        vals: HashMap::new(),
+        vals: HashMap::default(),
         paths: Vec::new(),
-        path_ids: HashMap::new(),
-        call_vals: HashMap::new(),
+        path_ids: HashMap::default(),
+        call_vals: HashMap::default(),
         node: 0,
         summaries,
     };
@@ -252,8 +253,7 @@ pub fn build<'a>(
     // Pointers stored in the procedure are propagated through its graph;
     // the others keep their entry destinations (all of them when something
     // is stored through a pointer, which may reach any pointer zone).
-    let stored: std::collections::HashSet<Zone> =
-        pb.facts.store_direct.iter().map(|&(_, z, _)| z).collect();
+    let stored: HashSet<Zone> = pb.facts.store_direct.iter().map(|&(_, z, _)| z).collect();
     let through = !pb.facts.store_through.is_empty();
     for (z, target) in pb.locs.entry_pointers(pid) {
         let place = pb.locs.intern((target, Vec::new()));
@@ -280,9 +280,9 @@ pub fn build<'a>(
         proc: pid,
         vals: &vals,
         solution: &solution,
-        cache: HashMap::new(),
+        cache: HashMap::default(),
     };
-    let mut calls = HashMap::new();
+    let mut calls = HashMap::default();
     let mut zones = BTreeSet::new();
     for (i, p) in points.iter_mut().enumerate() {
         let (effect, call) = eb.effect(p.kind, &call_vals, summaries);
@@ -299,7 +299,7 @@ pub fn build<'a>(
     }
     let exit_pts = solution.pts_in[block_entry[1] as usize].clone();
     let ref_zones = std::mem::take(&mut eb.cache);
-    let mut point_of = HashMap::new();
+    let mut point_of = HashMap::default();
     for (i, p) in points.iter().enumerate() {
         point_of.entry(p.kind.stmt().id).or_insert(i);
     }
@@ -1029,7 +1029,7 @@ impl PtrBuilder<'_, '_> {
             .collect();
         // Places reachable through loads: what pointer zones inside the
         // known places may hold at entry (their targets).
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::default();
         let paths = self.paths.clone();
         while let Some(p) = todo.pop() {
             if !seen.insert(p) {
@@ -1928,7 +1928,7 @@ impl EffectAcc {
         self.reads.sort_unstable();
         self.reads.dedup();
         e.reads = self.reads;
-        let mut must: HashMap<Zone, (bool, bool)> = HashMap::new();
+        let mut must: HashMap<Zone, (bool, bool)> = HashMap::default();
         for (z, m, real) in self.writes {
             let entry = must.entry(z).or_insert((true, real));
             entry.0 &= m;

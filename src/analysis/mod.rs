@@ -35,7 +35,8 @@ use blocks::{GenKill, Rel, Set};
 use facts::ProcFacts;
 pub use head::{Head, HeadVar, parse_head};
 use locs::{Locs, ObjKind, Zone};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 use summary::Summary;
 
 use crate::front::diag::Diagnostic;
@@ -135,9 +136,9 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
     let graph = program.call_graph();
     let order = reachable(program, &graph, heads);
     let sccs = bottom_up_components(program, &graph, &order);
-    let mut summaries: HashMap<ProcId, Summary> = HashMap::new();
-    let mut facts: HashMap<ProcId, ProcFacts<'a>> = HashMap::new();
-    let mut inout: HashMap<ProcId, InoutSolution> = HashMap::new();
+    let mut summaries: HashMap<ProcId, Summary> = HashMap::default();
+    let mut facts: HashMap<ProcId, ProcFacts<'a>> = HashMap::default();
+    let mut inout: HashMap<ProcId, InoutSolution> = HashMap::default();
     for comp in &sccs {
         // `call/recursion`: iterate the component from empty summaries.
         let recursive = comp.len() > 1 || graph[comp[0].index()].contains(&comp[0]);
@@ -171,12 +172,12 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
         facts,
         summaries,
         inout,
-        results: HashMap::new(),
+        results: HashMap::default(),
         diff_zones: Set::new(),
         warnings: Vec::new(),
         mode,
         call_index: std::cell::OnceCell::new(),
-        caller_restore: HashMap::new(),
+        caller_restore: HashMap::default(),
         split,
     };
     a.top_down(&sccs, mode);
@@ -286,8 +287,8 @@ fn bottom_up_components(
     }
     let mut t = T {
         graph,
-        index: HashMap::new(),
-        low: HashMap::new(),
+        index: HashMap::default(),
+        low: HashMap::default(),
         on: BTreeSet::new(),
         stack: Vec::new(),
         out: Vec::new(),
@@ -529,15 +530,31 @@ impl<'a> Analysis<'a> {
     fn top_down(&mut self, sccs: &[Vec<ProcId>], mode: Mode) {
         // Contexts gathered from call sites: varied at entry, useful and
         // diff-live at exit, in callee zones.
-        let mut varied_ctx: HashMap<ProcId, Set> = HashMap::new();
-        let mut useful_ctx: HashMap<ProcId, Set> = HashMap::new();
-        let mut live_ctx: HashMap<ProcId, Set> = HashMap::new();
+        let mut varied_ctx: HashMap<ProcId, Set> = HashMap::default();
+        let mut useful_ctx: HashMap<ProcId, Set> = HashMap::default();
+        let mut live_ctx: HashMap<ProcId, Set> = HashMap::default();
+        // The interface of each head (`Locs::is_interface`), from one pass
+        // over the objects rather than one over every zone per head.
+        let mut shared: Vec<Zone> = Vec::new();
+        let mut own: HashMap<ProcId, Vec<Zone>> = HashMap::default();
+        if mode == Mode::Tangent {
+            for o in &self.locs.objects {
+                match o.kind {
+                    ObjKind::Target { proc: Some(p), .. } | ObjKind::Result(p) => {
+                        own.entry(p).or_default().extend(o.zones.clone())
+                    }
+                    _ if o.owner.is_none() => shared.extend(o.zones.clone()),
+                    _ => {}
+                }
+            }
+        }
         for h in &self.heads.clone() {
             if mode == Mode::Tangent {
                 // `diff-live/exit`, tangent mode: the original results.
-                let visible: Set = (0..self.locs.zones.len() as Zone)
-                    .filter(|&z| self.locs.is_interface(h.proc, z))
-                    .collect();
+                let visible = shared
+                    .iter()
+                    .chain(own.get(&h.proc).into_iter().flatten())
+                    .copied();
                 live_ctx.entry(h.proc).or_default().extend(visible);
             }
             for &v in &h.independents {
@@ -921,7 +938,7 @@ impl<'a> Analysis<'a> {
             // (static part) and, for each point, which block-end zones make
             // it live (`diff-live/stmt`).
             let mut uses = Set::new();
-            let mut influence: HashMap<Zone, Set> = HashMap::new();
+            let mut influence: HashMap<Zone, Set> = HashMap::default();
             for i in simple.clone().rev() {
                 let e = &f.points[i].effect;
                 // Is this point live because of later derivative uses?
@@ -941,7 +958,7 @@ impl<'a> Analysis<'a> {
                 // Step both back over the point.
                 uses = blocks::backward(&uses, e, Rel::Dep);
                 uses.extend(r.deriv_use[i].iter().copied());
-                let mut next: HashMap<Zone, Set> = HashMap::new();
+                let mut next: HashMap<Zone, Set> = HashMap::default();
                 for &(u, w) in &e.dep {
                     let tgt = influence.get(&w).cloned().unwrap_or_else(|| Set::from([w]));
                     next.entry(u).or_default().extend(tgt);
