@@ -330,12 +330,13 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> (Summary, Ino
         written.extend(p.effect.writes.iter().copied());
     }
     let visible = |z: Zone| entry_visible(locs, proc, program, z);
-    // Only entry-visible sources and written interface zones are read
-    // below (see `dependency`).
-    let (dep, kept) = dependency(f, Rel::Dep, visible, |z| {
-        locs.is_interface(proc, z) && written.contains(&z)
+    // Below, only rows from entry-visible zones to interface zones are
+    // read, and whether written interface zones are kept (`dependency`).
+    let interface = |z: Zone| locs.is_interface(proc, z);
+    let (dep, kept) = dependency(f, Rel::Dep, visible, interface, |z| {
+        interface(z) && written.contains(&z)
     });
-    let (diff_dep, _) = dependency(f, Rel::DiffDep, visible, |_| false);
+    let (diff_dep, _) = dependency(f, Rel::DiffDep, visible, interface, |_| false);
     // `inout/must-write`: written, and not kept on any path to the exit.
     for &w in &written {
         if !locs.is_interface(proc, w) {
@@ -380,28 +381,42 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> (Summary, Ino
     (s, up)
 }
 
-/// The dependency relation at the exit of a procedure (`dep/summary`) for
-/// the entry zones `source` accepts, and the zones maybe still holding
-/// their entry value there among those `source` or `keep` accepts. The
-/// equations never change a row's entry zone, and a row starts only where
-/// some block's composed relation reads it: leaving the other zones out of
-/// `Mentioned` leaves every row asked for as it was.
+/// The dependency relation at the exit of a procedure (`dep/summary`),
+/// for the entry zones `source` accepts and the exit zones `dest` accepts,
+/// and the zones maybe still holding their entry value there among those
+/// `source` or `keep` accepts. The equations never change a row's entry
+/// zone, and a row starts only where some block's composed relation reads
+/// it; a row ending in a zone no block reads feeds no other row: leaving
+/// the other zones out of `Mentioned`, and out of `Through` as targets,
+/// leaves every row asked for as it was.
 fn dependency(
     f: &ProcFacts<'_>,
     rel: Rel,
     source: impl Fn(Zone) -> bool,
+    dest: impl Fn(Zone) -> bool,
     keep: impl Fn(Zone) -> bool,
 ) -> (Vec<(Zone, Zone)>, Set) {
     use datalog::dependency::*;
     let mut rt = Program::new();
     rt.extend([Entry(0)]);
     rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
-    let mut read = Set::new();
-    for (b, range) in f.blocks.iter().enumerate() {
-        let c = blocks::compose(&f.points[range.clone()], rel);
+    let composed: Vec<blocks::Composed> = f
+        .blocks
+        .iter()
+        .map(|range| blocks::compose(&f.points[range.clone()], rel))
+        .collect();
+    let read: Set = composed
+        .iter()
+        .flat_map(|c| c.through.iter().map(|&(u, _)| u))
+        .collect();
+    for (b, c) in composed.iter().enumerate() {
         let b = b as u32;
-        read.extend(c.through.iter().map(|&(u, _)| u));
-        rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
+        rt.extend(
+            c.through
+                .iter()
+                .filter(|&&(_, w)| read.contains(&w) || dest(w))
+                .map(|&(u, w)| Through(b, u, w)),
+        );
         rt.extend(c.written.iter().map(|&w| Written(b, w)));
         rt.extend(c.killed.iter().map(|&w| Killed(b, w)));
     }
