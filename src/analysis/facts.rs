@@ -108,6 +108,16 @@ pub struct ProcFacts<'a> {
     pub ref_zones: HashMap<usize, Vec<Zone>>,
     /// The point of each statement (a control statement's is its test).
     pub point_of: HashMap<StmtId, usize>,
+    /// The edges the block-level equations run on: the flow graph's, with
+    /// every empty block but the entry and the exit bypassed (`p → e → s`
+    /// becomes `p → s`). An empty block's equations are the identity, so
+    /// substituting them leaves every other block's solution as it was,
+    /// with fewer rows for the Datalog programs to carry.
+    pub solve_edges: Vec<(u32, u32)>,
+    /// Each block's successors, a bypassed one replaced by the kept blocks
+    /// it leads to: a bypassed block's value, in a backward analysis, is
+    /// the union of theirs.
+    pub kept_succs: Vec<Vec<u32>>,
 }
 
 impl ProcFacts<'_> {
@@ -119,6 +129,38 @@ impl ProcFacts<'_> {
             .flat_map(|(b, ss)| ss.iter().map(move |&c| (b as u32, c)))
             .collect()
     }
+}
+
+/// `solve_edges` and `kept_succs` of a flow graph (see `ProcFacts`).
+fn bypass_empty_blocks(
+    blocks: &[std::ops::Range<usize>],
+    succs: &[Vec<u32>],
+) -> (Vec<(u32, u32)>, Vec<Vec<u32>>) {
+    let kept = |b: usize| b <= 1 || !blocks[b].is_empty();
+    let mut kept_succs = Vec::with_capacity(succs.len());
+    for ss in succs {
+        let mut out: Vec<u32> = Vec::new();
+        let mut seen: Vec<u32> = Vec::new();
+        let mut stack: Vec<u32> = ss.iter().rev().copied().collect();
+        while let Some(c) = stack.pop() {
+            if kept(c as usize) {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            } else if !seen.contains(&c) {
+                seen.push(c);
+                stack.extend(succs[c as usize].iter().rev().copied());
+            }
+        }
+        kept_succs.push(out);
+    }
+    let edges = kept_succs
+        .iter()
+        .enumerate()
+        .filter(|&(b, _)| kept(b))
+        .flat_map(|(b, ks)| ks.iter().map(move |&c| (b as u32, c)))
+        .collect();
+    (edges, kept_succs)
 }
 
 /// How a call point sees its callee.
@@ -303,6 +345,7 @@ pub fn build<'a>(
     for (i, p) in points.iter().enumerate() {
         point_of.entry(p.kind.stmt().id).or_insert(i);
     }
+    let (solve_edges, kept_succs) = bypass_empty_blocks(&blocks, &succs);
     ProcFacts {
         proc: pid,
         points,
@@ -315,6 +358,8 @@ pub fn build<'a>(
         zones,
         ref_zones,
         point_of,
+        solve_edges,
+        kept_succs,
     }
 }
 

@@ -399,7 +399,7 @@ fn dependency(
     use datalog::dependency::*;
     let mut rt = Program::new();
     rt.extend([Entry(0)]);
-    rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
+    rt.extend(f.solve_edges.iter().map(|&(a, b)| Edge(a, b)));
     let composed: Vec<blocks::Composed> = f
         .blocks
         .iter()
@@ -478,7 +478,7 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
     use datalog::inout::*;
     let mut rt = Program::new();
     rt.extend([Entry(0)]);
-    rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
+    rt.extend(f.solve_edges.iter().map(|&(a, b)| Edge(a, b)));
     rt.extend(locals.iter().map(|&z| Local(z)));
     for (b, range) in f.blocks.iter().enumerate() {
         let b = b as u32;
@@ -786,7 +786,7 @@ impl<'a> Analysis<'a> {
             .iter()
             .map(|range| blocks::compose(&f.points[range.clone()], Rel::DiffDep))
             .collect();
-        let edges = f.edges();
+        let edges = &f.solve_edges;
 
         // Varied (forward).
         let varied_in_block: Vec<Set> = {
@@ -929,7 +929,7 @@ impl<'a> Analysis<'a> {
         let n = f.points.len();
         let nb = f.blocks.len();
         let mut rt = Program::new();
-        rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
+        rt.extend(f.solve_edges.iter().map(|&(a, b)| Edge(a, b)));
         rt.extend(live_exit.iter().map(|&z| Seed(1, z)));
         let mut point_of_test: Vec<Option<usize>> = vec![None; nb];
         for (b, range) in f.blocks.iter().enumerate() {
@@ -1041,7 +1041,7 @@ impl<'a> Analysis<'a> {
         for (b, t) in point_of_test.iter().enumerate() {
             if let Some(t) = *t {
                 let mut s = Set::new();
-                for &c in &f.succs[b] {
+                for &c in &f.kept_succs[b] {
                     s.extend(block_in[c as usize].iter().copied());
                 }
                 r.live_out[t] = s;
@@ -1054,7 +1054,7 @@ impl<'a> Analysis<'a> {
     fn tbr_adj_out(&self, f: &ProcFacts<'_>, r: &mut ProcResult) {
         let n = f.points.len();
         let nb = f.blocks.len();
-        let edges = f.edges();
+        let edges = &f.solve_edges;
         let kill_of = |i: usize| -> Set {
             if r.diff_live[i] {
                 // `tbr/present`: only a statement kept in the forward sweep
@@ -1092,7 +1092,7 @@ impl<'a> Analysis<'a> {
             }
             transfers.push(gk);
         }
-        let tbr_block_in = gen_kill(&edges, 0, &Set::new(), &transfers, nb);
+        let tbr_block_in = gen_kill(edges, 0, &Set::new(), &transfers, nb);
         r.tbr_in = vec![Set::new(); n];
         r.restore = vec![Set::new(); n];
         for (b, range) in f.blocks.iter().enumerate() {
@@ -1339,7 +1339,7 @@ impl<'a> Analysis<'a> {
         for (b, range) in f.blocks.iter().enumerate() {
             let mut up = Set::new();
             let mut wr = Set::new();
-            for &c in &f.succs[b] {
+            for &c in &f.kept_succs[b] {
                 up.extend(sol.up_in[c as usize].iter().copied());
                 wr.extend(sol.write_after[c as usize].iter().copied());
             }
