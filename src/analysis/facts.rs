@@ -323,6 +323,7 @@ pub fn build<'a>(
         vals: &vals,
         solution: &solution,
         cache: HashMap::default(),
+        memo: HashMap::default(),
     };
     let mut calls = HashMap::default();
     let mut zones = BTreeSet::new();
@@ -1160,11 +1161,13 @@ struct EffectBuilder<'p, 'l> {
     vals: &'l HashMap<usize, Val>,
     solution: &'l PointerSolution,
     cache: HashMap<usize, Vec<Zone>>,
+    /// Resolved references (`ref_zones`), by address.
+    memo: HashMap<usize, RefZones>,
 }
 
 /// The zones a reference designates, what computing its address reads,
 /// and whether writing it certainly overwrites all of it.
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub(crate) struct RefZones {
     pub zones: Vec<Zone>,
     pub address_reads: Vec<Zone>,
@@ -1181,6 +1184,22 @@ impl EffectBuilder<'_, '_> {
 
     /// `ptr/resolve`
     fn ref_zones(&mut self, e: &Expr) -> RefZones {
+        // The same reference is resolved for its reads, its differentiable
+        // reads and its partials. Not a variable: cheap, and the only kind
+        // a declaration makes as a temporary, whose address a later one
+        // may reuse.
+        let memo = !matches!(e.kind, ExprKind::Var(_));
+        if memo && let Some(r) = self.memo.get(&key(e)) {
+            return r.clone();
+        }
+        let r = self.resolve_ref(e);
+        if memo {
+            self.memo.insert(key(e), r.clone());
+        }
+        r
+    }
+
+    fn resolve_ref(&mut self, e: &Expr) -> RefZones {
         let mut r = RefZones::default();
         let (places, path, must) = self.ref_places(e, &mut r.address_reads);
         let mut zones = Vec::new();

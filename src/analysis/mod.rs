@@ -788,8 +788,11 @@ impl<'a> Analysis<'a> {
             .collect();
         let edges = &f.solve_edges;
 
-        // Varied (forward).
-        let varied_in_block: Vec<Set> = {
+        // Varied (forward). Every row descends from a seed: without one,
+        // nothing is varied and there is nothing to run.
+        let varied_in_block: Vec<Set> = if varied_entry.is_empty() {
+            vec![Set::new(); nb]
+        } else {
             use datalog::varied::*;
             let mut rt = Program::new();
             rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
@@ -806,8 +809,10 @@ impl<'a> Analysis<'a> {
             }
             v
         };
-        // Useful (backward).
-        let useful_out_block: Vec<Set> = {
+        // Useful (backward), likewise from its seeds.
+        let useful_out_block: Vec<Set> = if useful_exit.is_empty() {
+            vec![Set::new(); nb]
+        } else {
             use datalog::useful::*;
             let mut rt = Program::new();
             rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
@@ -828,17 +833,17 @@ impl<'a> Analysis<'a> {
         r.varied_out = vec![Set::new(); n];
         r.useful_in = vec![Set::new(); n];
         r.useful_out = vec![Set::new(); n];
-        for (b, range) in f.blocks.iter().enumerate() {
-            let mut s = varied_in_block[b].clone();
+        for ((range, vin), uout) in f.blocks.iter().zip(varied_in_block).zip(useful_out_block) {
+            let mut s = vin;
             for i in range.clone() {
-                r.varied_in[i] = s.clone();
-                s = blocks::forward(&s, &f.points[i].effect, Rel::DiffDep);
+                let next = blocks::forward(&s, &f.points[i].effect, Rel::DiffDep);
+                r.varied_in[i] = std::mem::replace(&mut s, next);
                 r.varied_out[i] = s.clone();
             }
-            let mut s = useful_out_block[b].clone();
+            let mut s = uout;
             for i in range.clone().rev() {
-                r.useful_out[i] = s.clone();
-                s = blocks::backward(&s, &f.points[i].effect, Rel::DiffDep);
+                let next = blocks::backward(&s, &f.points[i].effect, Rel::DiffDep);
+                r.useful_out[i] = std::mem::replace(&mut s, next);
                 r.useful_in[i] = s.clone();
             }
         }
@@ -973,28 +978,30 @@ impl<'a> Analysis<'a> {
                 // Step both back over the point.
                 uses = blocks::backward(&uses, e, Rel::Dep);
                 uses.extend(r.deriv_use[i].iter().copied());
-                let mut next: HashMap<Zone, Set> = HashMap::default();
+                // Updated in place: a zone neither written nor read keeps
+                // its entry. What the point's reads flow into is taken
+                // from the influence after it, before any entry changes.
+                let mut adds: Vec<(Zone, Set)> = Vec::with_capacity(e.dep.len());
                 for &(u, w) in &e.dep {
                     let tgt = influence.get(&w).cloned().unwrap_or_else(|| Set::from([w]));
-                    next.entry(u).or_default().extend(tgt);
+                    adds.push((u, tgt));
                 }
-                for (z, s) in influence.iter() {
-                    if e.writes.binary_search(z).is_err() {
-                        next.entry(*z).or_default().extend(s.iter().copied());
-                    }
-                }
-                // Zones read but not written keep their identity too.
-                for &(u, _) in &e.dep {
-                    if e.writes.binary_search(&u).is_err() && !influence.contains_key(&u) {
-                        next.entry(u).or_default().insert(u);
-                    }
-                }
-                // A zone the point overwrites without reading it no longer
-                // carries its earlier value anywhere.
+                // A zone the point overwrites no longer carries its earlier
+                // value anywhere, but through what the point reads from it.
                 for w in &e.writes {
-                    next.entry(*w).or_default();
+                    influence.insert(*w, Set::new());
                 }
-                influence = next;
+                for (u, tgt) in adds {
+                    let entry = influence.entry(u).or_insert_with(|| {
+                        // Zones read but not written keep their identity too.
+                        if e.writes.binary_search(&u).is_err() {
+                            Set::from([u])
+                        } else {
+                            Set::new()
+                        }
+                    });
+                    entry.extend(tgt);
+                }
             }
             rt.extend(uses.iter().map(|&z| UseGen(bu, z)));
         }
@@ -1020,8 +1027,8 @@ impl<'a> Analysis<'a> {
         r.live_out = vec![Set::new(); n];
         r.diff_live = vec![false; n];
         let mut block_in = vec![Set::new(); nb];
-        for (b, range) in f.blocks.iter().enumerate() {
-            let mut s = end[b].clone();
+        for (b, (range, s)) in f.blocks.iter().zip(end).enumerate() {
+            let mut s = s;
             let simple_end = point_of_test[b].unwrap_or(range.end);
             if let Some(t) = point_of_test[b] {
                 r.live_in[t] = s.clone();
@@ -1030,9 +1037,9 @@ impl<'a> Analysis<'a> {
                 }
             }
             for i in (range.start..simple_end).rev() {
-                r.live_out[i] = s.clone();
-                s = blocks::backward(&s, &f.points[i].effect, Rel::Dep);
-                s.extend(r.deriv_use[i].iter().copied());
+                let mut next = blocks::backward(&s, &f.points[i].effect, Rel::Dep);
+                next.extend(r.deriv_use[i].iter().copied());
+                r.live_out[i] = std::mem::replace(&mut s, next);
                 r.live_in[i] = s.clone();
                 r.diff_live[i] = stmt_live.contains(&(i as u32));
             }
@@ -1055,39 +1062,44 @@ impl<'a> Analysis<'a> {
         let n = f.points.len();
         let nb = f.blocks.len();
         let edges = &f.solve_edges;
-        let kill_of = |i: usize| -> Set {
-            if r.diff_live[i] {
-                // `tbr/present`: only a statement kept in the forward sweep
-                // overwrites anything.
-                f.points[i].effect.kills.iter().copied().collect()
-            } else {
-                Set::new()
-            }
-        };
+        // Each point's sets, made once for the block transfers and the
+        // sweeps.
+        let kill: Vec<Set> = (0..n)
+            .map(|i| {
+                if r.diff_live[i] {
+                    // `tbr/present`: only a statement kept in the forward
+                    // sweep overwrites anything.
+                    f.points[i].effect.kills.iter().copied().collect()
+                } else {
+                    Set::new()
+                }
+            })
+            .collect();
         // `tbr/call-exit`: a split callee's backward sweep reads, at its
         // start, values the call left in memory it writes, so what an
         // active call writes is to be recorded after it, like what it
         // reads (`deriv-use/call`).
-        let exit_reads = |i: usize| -> Set {
-            if self.mode == Mode::Adjoint
-                && r.active[i]
-                && f.points[i].deriv.call
-                && !self.checkpointed_point(f, i)
-            {
-                f.points[i].effect.writes.iter().copied().collect()
-            } else {
-                Set::new()
-            }
-        };
+        let exit_reads: Vec<Set> = (0..n)
+            .map(|i| {
+                if self.mode == Mode::Adjoint
+                    && r.active[i]
+                    && f.points[i].deriv.call
+                    && !self.checkpointed_point(f, i)
+                {
+                    f.points[i].effect.writes.iter().copied().collect()
+                } else {
+                    Set::new()
+                }
+            })
+            .collect();
         // TBR: forward gen/kill.
         let mut transfers = Vec::with_capacity(nb);
         for range in &f.blocks {
             let mut gk = GenKill::default();
             for i in range.clone() {
-                gk.then(&r.deriv_use[i], &kill_of(i));
-                let e = exit_reads(i);
-                if !e.is_empty() {
-                    gk.then(&e, &Set::new());
+                gk.then(&r.deriv_use[i], &kill[i]);
+                if !exit_reads[i].is_empty() {
+                    gk.then(&exit_reads[i], &Set::new());
                 }
             }
             transfers.push(gk);
@@ -1095,10 +1107,9 @@ impl<'a> Analysis<'a> {
         let tbr_block_in = gen_kill(edges, 0, &Set::new(), &transfers, nb);
         r.tbr_in = vec![Set::new(); n];
         r.restore = vec![Set::new(); n];
-        for (b, range) in f.blocks.iter().enumerate() {
-            let mut s = tbr_block_in[b].clone();
+        for (range, s) in f.blocks.iter().zip(tbr_block_in) {
+            let mut s = s;
             for i in range.clone() {
-                r.tbr_in[i] = s.clone();
                 if r.diff_live[i] && !f.points[i].loop_step {
                     // `tbr/restore`: out(I) ∩ (TBR⁻(I) ∪ use(I')); a for
                     // loop's step is regenerated by the reversed loop
@@ -1110,41 +1121,44 @@ impl<'a> Analysis<'a> {
                         .filter(|z| s.contains(z) || r.deriv_use[i].contains(z))
                         .collect();
                 }
-                s = blocks::step(&s, &r.deriv_use[i], &kill_of(i));
-                s.extend(exit_reads(i));
+                let mut next = blocks::step(&s, &r.deriv_use[i], &kill[i]);
+                next.extend(exit_reads[i].iter().copied());
+                r.tbr_in[i] = std::mem::replace(&mut s, next);
             }
         }
         // Adjoint-out: backward gen/kill on reversed edges.
         let reversed: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (b, a)).collect();
-        let step_sets = |i: usize| -> (Set, Set) {
-            if r.diff_live[i] {
-                // `adj-out/write`
-                let out: Set = f.points[i].effect.writes.iter().copied().collect();
-                let saved: Set = r.tbr_in[i].union(&r.deriv_use[i]).copied().collect();
-                (out, saved)
-            } else {
-                // `adj-out/absent`
-                (Set::new(), Set::new())
-            }
-        };
+        let step_sets: Vec<(Set, Set)> = (0..n)
+            .map(|i| {
+                if r.diff_live[i] {
+                    // `adj-out/write`
+                    let out: Set = f.points[i].effect.writes.iter().copied().collect();
+                    let saved: Set = r.tbr_in[i].union(&r.deriv_use[i]).copied().collect();
+                    (out, saved)
+                } else {
+                    // `adj-out/absent`
+                    (Set::new(), Set::new())
+                }
+            })
+            .collect();
         let mut transfers = Vec::with_capacity(nb);
         for range in &f.blocks {
             let mut gk = GenKill::default();
             for i in range.clone().rev() {
-                let (add, remove) = step_sets(i);
-                gk.then(&add, &remove);
+                let (add, remove) = &step_sets[i];
+                gk.then(add, remove);
             }
             transfers.push(gk);
         }
         let adj_block_out = gen_kill(&reversed, 1, &Set::new(), &transfers, nb);
         r.adj_out_in = vec![Set::new(); n];
         r.adj_out_out = vec![Set::new(); n];
-        for (b, range) in f.blocks.iter().enumerate() {
-            let mut s = adj_block_out[b].clone();
+        for (range, s) in f.blocks.iter().zip(adj_block_out) {
+            let mut s = s;
             for i in range.clone().rev() {
-                r.adj_out_out[i] = s.clone();
-                let (add, remove) = step_sets(i);
-                s = blocks::step(&s, &add, &remove);
+                let (add, remove) = &step_sets[i];
+                let next = blocks::step(&s, add, remove);
+                r.adj_out_out[i] = std::mem::replace(&mut s, next);
                 r.adj_out_in[i] = s.clone();
             }
         }
@@ -1367,6 +1381,11 @@ fn gen_kill(
     nb: usize,
 ) -> Vec<Set> {
     use datalog::gen_kill::*;
+    // Every row descends from a seed or a gen: without either, nothing
+    // reaches anywhere.
+    if seed.is_empty() && transfers.iter().all(|t| t.gen_set.is_empty()) {
+        return vec![Set::new(); nb];
+    }
     let mut rt = Program::new();
     rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
     rt.extend(seed.iter().map(|&z| Seed(seed_block, z)));
