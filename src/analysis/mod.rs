@@ -409,24 +409,41 @@ fn dependency(
         .iter()
         .flat_map(|c| c.through.iter().map(|&(u, _)| u))
         .collect();
+    let target = |w: Zone| read.contains(&w) || dest(w);
+    let mentioned: Set = f
+        .zones
+        .iter()
+        .copied()
+        .filter(|&z| (source(z) && read.contains(&z)) || keep(z))
+        .collect();
+    // `Written` and `Killed` are only asked about a row's exit zone (a
+    // `Through` target) and a kept zone (a `Mentioned` one).
+    let mut targets = Set::new();
+    for (b, c) in composed.iter().enumerate() {
+        let b = b as u32;
+        for &(u, w) in &c.through {
+            if target(w) {
+                targets.insert(w);
+                rt.extend([Through(b, u, w)]);
+            }
+        }
+    }
     for (b, c) in composed.iter().enumerate() {
         let b = b as u32;
         rt.extend(
-            c.through
+            c.written
                 .iter()
-                .filter(|&&(_, w)| read.contains(&w) || dest(w))
-                .map(|&(u, w)| Through(b, u, w)),
+                .filter(|w| targets.contains(w))
+                .map(|&w| Written(b, w)),
         );
-        rt.extend(c.written.iter().map(|&w| Written(b, w)));
-        rt.extend(c.killed.iter().map(|&w| Killed(b, w)));
+        rt.extend(
+            c.killed
+                .iter()
+                .filter(|w| mentioned.contains(w))
+                .map(|&w| Killed(b, w)),
+        );
     }
-    rt.extend(
-        f.zones
-            .iter()
-            .copied()
-            .filter(|&z| (source(z) && read.contains(&z)) || keep(z))
-            .map(Mentioned),
-    );
+    rt.extend(mentioned.iter().map(|&z| Mentioned(z)));
     let (dep_in, kept_in) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let exit = 1;
     let mut dep: Vec<(Zone, Zone)> = dep_in
@@ -1386,13 +1403,24 @@ fn gen_kill(
     if seed.is_empty() && transfers.iter().all(|t| t.gen_set.is_empty()) {
         return vec![Set::new(); nb];
     }
+    // Only a seed or a gen ever reaches a block, so `Removes` is only
+    // asked about those zones.
+    let mut reaching: Set = seed.clone();
+    for t in transfers {
+        reaching.extend(t.gen_set.iter().copied());
+    }
     let mut rt = Program::new();
     rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
     rt.extend(seed.iter().map(|&z| Seed(seed_block, z)));
     for (b, t) in transfers.iter().enumerate() {
         let b = b as u32;
         rt.extend(t.gen_set.iter().map(|&z| Adds(b, z)));
-        rt.extend(t.kill.iter().map(|&z| Removes(b, z)));
+        rt.extend(
+            t.kill
+                .iter()
+                .filter(|z| reaching.contains(z))
+                .map(|&z| Removes(b, z)),
+        );
     }
     let (ins,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let mut v = vec![Set::new(); nb];
