@@ -497,6 +497,8 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
     rt.extend([Entry(0)]);
     rt.extend(f.solve_edges.iter().map(|&(a, b)| Edge(a, b)));
     rt.extend(locals.iter().map(|&z| Local(z)));
+    let mut killed_in = Vec::with_capacity(f.blocks.len());
+    let mut read = Set::new();
     for (b, range) in f.blocks.iter().enumerate() {
         let b = b as u32;
         // `inout/upward-read` composed backward over the block.
@@ -513,7 +515,18 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
         }
         rt.extend(up.iter().map(|&z| UpGen(b, z)));
         rt.extend(written.iter().map(|&z| Written(b, z)));
-        rt.extend(killed.iter().map(|&z| Killed(b, z)));
+        read.extend(up);
+        killed_in.push(killed);
+    }
+    // `Killed` is only asked about an upward-exposed read (an `UpGen` zone).
+    for (b, killed) in killed_in.into_iter().enumerate() {
+        let b = b as u32;
+        rt.extend(
+            killed
+                .into_iter()
+                .filter(|z| read.contains(z))
+                .map(|z| Killed(b, z)),
+        );
     }
     let (up_in, write_after, uninit) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let nb = f.blocks.len();
@@ -814,10 +827,21 @@ impl<'a> Analysis<'a> {
             let mut rt = Program::new();
             rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
             rt.extend(varied_entry.iter().map(|&z| Seed(0, z)));
+            // `Written` is only asked about a varied zone: a seed or a
+            // `Through` target.
+            let mut reach = varied_entry.clone();
+            for c in &composed {
+                reach.extend(c.through.iter().map(|&(_, w)| w));
+            }
             for (b, c) in composed.iter().enumerate() {
                 let b = b as u32;
                 rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
-                rt.extend(c.written.iter().map(|&w| Written(b, w)));
+                rt.extend(
+                    c.written
+                        .iter()
+                        .filter(|w| reach.contains(w))
+                        .map(|&w| Written(b, w)),
+                );
             }
             let (vin,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
             let mut v = vec![Set::new(); nb];
@@ -834,10 +858,21 @@ impl<'a> Analysis<'a> {
             let mut rt = Program::new();
             rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
             rt.extend(useful_exit.iter().map(|&z| Seed(1, z)));
+            // `Written` is only asked about a useful zone: a seed or a
+            // `Through` source.
+            let mut reach = useful_exit.clone();
+            for c in &composed {
+                reach.extend(c.through.iter().map(|&(u, _)| u));
+            }
             for (b, c) in composed.iter().enumerate() {
                 let b = b as u32;
                 rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
-                rt.extend(c.written.iter().map(|&w| Written(b, w)));
+                rt.extend(
+                    c.written
+                        .iter()
+                        .filter(|w| reach.contains(w))
+                        .map(|&w| Written(b, w)),
+                );
             }
             let (uout,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
             let mut v = vec![Set::new(); nb];
@@ -954,6 +989,13 @@ impl<'a> Analysis<'a> {
         rt.extend(f.solve_edges.iter().map(|&(a, b)| Edge(a, b)));
         rt.extend(live_exit.iter().map(|&z| Seed(1, z)));
         let mut point_of_test: Vec<Option<usize>> = vec![None; nb];
+        // `Written`, `TestWrite` and `LiveIf` are only asked about a zone
+        // that can be live: a seed, or read by a block, a test or a
+        // derivative. They are given once those are all known.
+        let mut live_able = live_exit.clone();
+        let mut written: Vec<(u32, Zone)> = Vec::new();
+        let mut test_writes: Vec<(u32, Zone)> = Vec::new();
+        let mut live_if: Vec<(u32, u32, Zone)> = Vec::new();
         for (b, range) in f.blocks.iter().enumerate() {
             let bu = b as u32;
             let mut simple = range.clone();
@@ -965,12 +1007,15 @@ impl<'a> Analysis<'a> {
                 rt.extend([TestOf(bu, s.id.0)]);
                 let te = &f.points[last].effect;
                 rt.extend(te.reads.iter().map(|&z| TestRead(bu, z)));
-                rt.extend(te.writes.iter().map(|&z| TestWrite(bu, z)));
+                live_able.extend(te.reads.iter().copied());
+                test_writes.extend(te.writes.iter().map(|&z| (bu, z)));
                 rt.extend(te.dep.iter().map(|&(u, w)| TestDep(bu, u, w)));
+                live_able.extend(te.dep.iter().map(|&(u, _)| u));
             }
             let c = blocks::compose(&f.points[simple.clone()], Rel::Dep);
             rt.extend(c.through.iter().map(|&(u, w)| Through(bu, u, w)));
-            rt.extend(c.written.iter().map(|&w| Written(bu, w)));
+            live_able.extend(c.through.iter().map(|&(u, _)| u));
+            written.extend(c.written.iter().map(|&w| (bu, w)));
             // Backward over the block: the uses of later derivatives
             // (static part) and, for each point, which block-end zones make
             // it live (`diff-live/stmt`).
@@ -991,7 +1036,7 @@ impl<'a> Analysis<'a> {
                         }
                     }
                 }
-                rt.extend(ends.iter().map(|&w| LiveIf(i as u32, bu, w)));
+                live_if.extend(ends.iter().map(|&w| (i as u32, bu, w)));
                 // Step both back over the point.
                 uses = blocks::backward(&uses, e, Rel::Dep);
                 uses.extend(r.deriv_use[i].iter().copied());
@@ -1021,6 +1066,7 @@ impl<'a> Analysis<'a> {
                 }
             }
             rt.extend(uses.iter().map(|&z| UseGen(bu, z)));
+            live_able.extend(uses);
         }
         for (i, pt) in f.points.iter().enumerate() {
             if r.active[i] {
@@ -1033,6 +1079,25 @@ impl<'a> Analysis<'a> {
         for c in jump_controls(self.program, f.proc) {
             rt.extend([HasJump(c.0)]);
         }
+        let able = |z: &Zone| live_able.contains(z);
+        rt.extend(
+            written
+                .into_iter()
+                .filter(|(_, z)| able(z))
+                .map(|(b, z)| Written(b, z)),
+        );
+        rt.extend(
+            test_writes
+                .into_iter()
+                .filter(|(_, z)| able(z))
+                .map(|(b, z)| TestWrite(b, z)),
+        );
+        rt.extend(
+            live_if
+                .into_iter()
+                .filter(|(_, _, z)| able(z))
+                .map(|(i, b, z)| LiveIf(i, b, z)),
+        );
         let (live_end, stmt_live, control_live) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
         let mut end = vec![Set::new(); nb];
         for LiveEnd(b, z) in live_end {
