@@ -5,7 +5,8 @@
 
 use super::facts::{Effect, Point};
 use super::locs::Zone;
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 
 pub type Set = BTreeSet<Zone>;
 
@@ -34,10 +35,10 @@ pub struct Composed {
 
 /// `dep/compose` over a block.
 pub fn compose(points: &[Point<'_>], rel: Rel) -> Composed {
-    let mut r: HashMap<Zone, Set> = HashMap::new();
+    let mut r: HashMap<Zone, Set> = HashMap::default();
     let mut killed = Set::new();
     for p in points {
-        let mut updates: HashMap<Zone, Set> = HashMap::new();
+        let mut updates: HashMap<Zone, Set> = HashMap::default();
         for &(u, w) in pairs(&p.effect, rel) {
             let from = match r.get(&u) {
                 Some(s) => s.clone(),

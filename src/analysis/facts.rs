@@ -17,7 +17,8 @@ use crate::il::{
     BinOp, Expr, ExprKind, Init, LoopHeader, MathFn, ProcId, Procedure, Program, Stmt, StmtId,
     StmtKind, Type, UnOp,
 };
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 
 /// What an analysis point is.
 #[derive(Clone, Copy, Debug)]
@@ -107,6 +108,16 @@ pub struct ProcFacts<'a> {
     pub ref_zones: HashMap<usize, Vec<Zone>>,
     /// The point of each statement (a control statement's is its test).
     pub point_of: HashMap<StmtId, usize>,
+    /// The edges the block-level equations run on: the flow graph's, with
+    /// every empty block but the entry and the exit bypassed (`p → e → s`
+    /// becomes `p → s`). An empty block's equations are the identity, so
+    /// substituting them leaves every other block's solution as it was,
+    /// with fewer rows for the Datalog programs to carry.
+    pub solve_edges: Vec<(u32, u32)>,
+    /// Each block's successors, a bypassed one replaced by the kept blocks
+    /// it leads to: a bypassed block's value, in a backward analysis, is
+    /// the union of theirs.
+    pub kept_succs: Vec<Vec<u32>>,
 }
 
 impl ProcFacts<'_> {
@@ -118,6 +129,38 @@ impl ProcFacts<'_> {
             .flat_map(|(b, ss)| ss.iter().map(move |&c| (b as u32, c)))
             .collect()
     }
+}
+
+/// `solve_edges` and `kept_succs` of a flow graph (see `ProcFacts`).
+fn bypass_empty_blocks(
+    blocks: &[std::ops::Range<usize>],
+    succs: &[Vec<u32>],
+) -> (Vec<(u32, u32)>, Vec<Vec<u32>>) {
+    let kept = |b: usize| b <= 1 || !blocks[b].is_empty();
+    let mut kept_succs = Vec::with_capacity(succs.len());
+    for ss in succs {
+        let mut out: Vec<u32> = Vec::new();
+        let mut seen: Vec<u32> = Vec::new();
+        let mut stack: Vec<u32> = ss.iter().rev().copied().collect();
+        while let Some(c) = stack.pop() {
+            if kept(c as usize) {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            } else if !seen.contains(&c) {
+                seen.push(c);
+                stack.extend(succs[c as usize].iter().rev().copied());
+            }
+        }
+        kept_succs.push(out);
+    }
+    let edges = kept_succs
+        .iter()
+        .enumerate()
+        .filter(|&(b, _)| kept(b))
+        .flat_map(|(b, ks)| ks.iter().map(move |&c| (b as u32, c)))
+        .collect();
+    (edges, kept_succs)
 }
 
 /// How a call point sees its callee.
@@ -225,10 +268,10 @@ pub fn build<'a>(
         locs: &mut *locs,
         proc: pid,
         facts: PointerFacts::default(),
-        vals: HashMap::new(),
+        vals: HashMap::default(),
         paths: Vec::new(),
-        path_ids: HashMap::new(),
-        call_vals: HashMap::new(),
+        path_ids: HashMap::default(),
+        call_vals: HashMap::default(),
         node: 0,
         summaries,
     };
@@ -252,8 +295,7 @@ pub fn build<'a>(
     // Pointers stored in the procedure are propagated through its graph;
     // the others keep their entry destinations (all of them when something
     // is stored through a pointer, which may reach any pointer zone).
-    let stored: std::collections::HashSet<Zone> =
-        pb.facts.store_direct.iter().map(|&(_, z, _)| z).collect();
+    let stored: HashSet<Zone> = pb.facts.store_direct.iter().map(|&(_, z, _)| z).collect();
     let through = !pb.facts.store_through.is_empty();
     for (z, target) in pb.locs.entry_pointers(pid) {
         let place = pb.locs.intern((target, Vec::new()));
@@ -280,9 +322,10 @@ pub fn build<'a>(
         proc: pid,
         vals: &vals,
         solution: &solution,
-        cache: HashMap::new(),
+        cache: HashMap::default(),
+        memo: HashMap::default(),
     };
-    let mut calls = HashMap::new();
+    let mut calls = HashMap::default();
     let mut zones = BTreeSet::new();
     for (i, p) in points.iter_mut().enumerate() {
         let (effect, call) = eb.effect(p.kind, &call_vals, summaries);
@@ -299,10 +342,11 @@ pub fn build<'a>(
     }
     let exit_pts = solution.pts_in[block_entry[1] as usize].clone();
     let ref_zones = std::mem::take(&mut eb.cache);
-    let mut point_of = HashMap::new();
+    let mut point_of = HashMap::default();
     for (i, p) in points.iter().enumerate() {
         point_of.entry(p.kind.stmt().id).or_insert(i);
     }
+    let (solve_edges, kept_succs) = bypass_empty_blocks(&blocks, &succs);
     ProcFacts {
         proc: pid,
         points,
@@ -315,6 +359,8 @@ pub fn build<'a>(
         zones,
         ref_zones,
         point_of,
+        solve_edges,
+        kept_succs,
     }
 }
 
@@ -1029,7 +1075,7 @@ impl PtrBuilder<'_, '_> {
             .collect();
         // Places reachable through loads: what pointer zones inside the
         // known places may hold at entry (their targets).
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::default();
         let paths = self.paths.clone();
         while let Some(p) = todo.pop() {
             if !seen.insert(p) {
@@ -1115,11 +1161,13 @@ struct EffectBuilder<'p, 'l> {
     vals: &'l HashMap<usize, Val>,
     solution: &'l PointerSolution,
     cache: HashMap<usize, Vec<Zone>>,
+    /// Resolved references (`ref_zones`), by address.
+    memo: HashMap<usize, RefZones>,
 }
 
 /// The zones a reference designates, what computing its address reads,
 /// and whether writing it certainly overwrites all of it.
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub(crate) struct RefZones {
     pub zones: Vec<Zone>,
     pub address_reads: Vec<Zone>,
@@ -1136,6 +1184,22 @@ impl EffectBuilder<'_, '_> {
 
     /// `ptr/resolve`
     fn ref_zones(&mut self, e: &Expr) -> RefZones {
+        // The same reference is resolved for its reads, its differentiable
+        // reads and its partials. Not a variable: cheap, and the only kind
+        // a declaration makes as a temporary, whose address a later one
+        // may reuse.
+        let memo = !matches!(e.kind, ExprKind::Var(_));
+        if memo && let Some(r) = self.memo.get(&key(e)) {
+            return r.clone();
+        }
+        let r = self.resolve_ref(e);
+        if memo {
+            self.memo.insert(key(e), r.clone());
+        }
+        r
+    }
+
+    fn resolve_ref(&mut self, e: &Expr) -> RefZones {
         let mut r = RefZones::default();
         let (places, path, must) = self.ref_places(e, &mut r.address_reads);
         let mut zones = Vec::new();
@@ -1928,7 +1992,7 @@ impl EffectAcc {
         self.reads.sort_unstable();
         self.reads.dedup();
         e.reads = self.reads;
-        let mut must: HashMap<Zone, (bool, bool)> = HashMap::new();
+        let mut must: HashMap<Zone, (bool, bool)> = HashMap::default();
         for (z, m, real) in self.writes {
             let entry = must.entry(z).or_insert((true, real));
             entry.0 &= m;

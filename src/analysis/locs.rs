@@ -13,7 +13,7 @@
 //! `(object, path)` designates the zones whose path starts with `path`.
 
 use crate::il::{ProcId, Program, QualType, StmtId, StmtKind, Storage, SymId, SymKind, Type};
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::ops::Range;
 
 /// Index of a zone.
@@ -80,7 +80,7 @@ pub struct Locs {
     by_result: HashMap<ProcId, Obj>,
     by_control: HashMap<(ProcId, StmtId), Obj>,
     targets_of: HashMap<Option<ProcId>, Vec<(Zone, Obj)>>,
-    pointers_with_target: std::collections::HashSet<Zone>,
+    pointers_with_target: HashSet<Zone>,
     /// Target objects of each interface pointer zone, per procedure.
     by_target: HashMap<(Option<ProcId>, Zone), Obj>,
     places: Vec<(Obj, Vec<usize>)>,
@@ -101,7 +101,7 @@ impl Locs {
         };
         // A procedure's parameter scope, and the scope its parameters were
         // declared in (a definition after a prototype has its own).
-        let mut param_scopes: HashMap<crate::il::ScopeId, ProcId> = HashMap::new();
+        let mut param_scopes: HashMap<crate::il::ScopeId, ProcId> = HashMap::default();
         for (i, p) in program.procs.iter().enumerate() {
             param_scopes.insert(p.scope, ProcId(i as u32));
             if let Some(body) = &p.body {

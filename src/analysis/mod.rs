@@ -35,7 +35,8 @@ use blocks::{GenKill, Rel, Set};
 use facts::ProcFacts;
 pub use head::{Head, HeadVar, parse_head};
 use locs::{Locs, ObjKind, Zone};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 use summary::Summary;
 
 use crate::front::diag::Diagnostic;
@@ -82,6 +83,8 @@ pub struct Analysis<'a> {
     pub order: Vec<ProcId>,
     pub facts: HashMap<ProcId, ProcFacts<'a>>,
     pub summaries: HashMap<ProcId, Summary>,
+    /// The in-out solution of each procedure's final facts.
+    pub(crate) inout: HashMap<ProcId, InoutSolution>,
     pub results: HashMap<ProcId, ProcResult>,
     /// Zones active at some point of some procedure (`pred/diff`).
     pub diff_zones: Set,
@@ -133,8 +136,9 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
     let graph = program.call_graph();
     let order = reachable(program, &graph, heads);
     let sccs = bottom_up_components(program, &graph, &order);
-    let mut summaries: HashMap<ProcId, Summary> = HashMap::new();
-    let mut facts: HashMap<ProcId, ProcFacts<'a>> = HashMap::new();
+    let mut summaries: HashMap<ProcId, Summary> = HashMap::default();
+    let mut facts: HashMap<ProcId, ProcFacts<'a>> = HashMap::default();
+    let mut inout: HashMap<ProcId, InoutSolution> = HashMap::default();
     for comp in &sccs {
         // `call/recursion`: iterate the component from empty summaries.
         let recursive = comp.len() > 1 || graph[comp[0].index()].contains(&comp[0]);
@@ -147,7 +151,8 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
             let mut changed = false;
             for &p in comp {
                 let f = facts::build(program, &mut locs, p, &summaries);
-                let s = summarize(&locs, &f, program);
+                let (s, sol) = summarize(&locs, &f, program);
+                inout.insert(p, sol);
                 if summaries.get(&p) != Some(&s) {
                     changed = true;
                     summaries.insert(p, s);
@@ -166,12 +171,13 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
         order: order.clone(),
         facts,
         summaries,
-        results: HashMap::new(),
+        inout,
+        results: HashMap::default(),
         diff_zones: Set::new(),
         warnings: Vec::new(),
         mode,
         call_index: std::cell::OnceCell::new(),
-        caller_restore: HashMap::new(),
+        caller_restore: HashMap::default(),
         split,
     };
     a.top_down(&sccs, mode);
@@ -281,8 +287,8 @@ fn bottom_up_components(
     }
     let mut t = T {
         graph,
-        index: HashMap::new(),
-        low: HashMap::new(),
+        index: HashMap::default(),
+        low: HashMap::default(),
         on: BTreeSet::new(),
         stack: Vec::new(),
         out: Vec::new(),
@@ -313,16 +319,24 @@ fn entry_visible(locs: &Locs, proc: ProcId, program: &Program, z: Zone) -> bool 
     }
 }
 
-/// `call/summary`: a procedure's summary from its facts.
-fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
+/// `call/summary`: a procedure's summary from its facts, with the in-out
+/// solution it reads, kept for the per-point sets and the warnings (one
+/// run serves all three).
+fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> (Summary, InoutSolution) {
     let proc = f.proc;
     let mut s = Summary::default();
-    let (dep, kept) = dependency(f, Rel::Dep);
-    let (diff_dep, _) = dependency(f, Rel::DiffDep);
     let mut written = BTreeSet::new();
     for p in &f.points {
         written.extend(p.effect.writes.iter().copied());
     }
+    let visible = |z: Zone| entry_visible(locs, proc, program, z);
+    // Below, only rows from entry-visible zones to interface zones are
+    // read, and whether written interface zones are kept (`dependency`).
+    let interface = |z: Zone| locs.is_interface(proc, z);
+    let (dep, kept) = dependency(f, Rel::Dep, visible, interface, |z| {
+        interface(z) && written.contains(&z)
+    });
+    let (diff_dep, _) = dependency(f, Rel::DiffDep, visible, interface, |_| false);
     // `inout/must-write`: written, and not kept on any path to the exit.
     for &w in &written {
         if !locs.is_interface(proc, w) {
@@ -334,12 +348,12 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
         }
     }
     for (u, w) in dep {
-        if locs.is_interface(proc, w) && entry_visible(locs, proc, program, u) {
+        if locs.is_interface(proc, w) && visible(u) {
             s.dep.push((u, w));
         }
     }
     for (u, w) in diff_dep {
-        if locs.is_interface(proc, w) && entry_visible(locs, proc, program, u) {
+        if locs.is_interface(proc, w) && visible(u) {
             s.diff_dep.push((u, w));
         }
     }
@@ -352,9 +366,9 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
             }
         }
     }
-    let up = inout_solution(f, &Set::new());
-    for &z in up.up_in.get(&0).into_iter().flatten() {
-        if entry_visible(locs, proc, program, z) {
+    let up = inout_solution(f, &uninit_candidates(locs, f, program));
+    for &z in &up.up_in[0] {
+        if visible(z) {
             s.reads.push(z);
         }
     }
@@ -364,24 +378,72 @@ fn summarize(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Summary {
         }
     }
     s.normalize();
-    s
+    (s, up)
 }
 
-/// The dependency relation at the exit of a procedure (`dep/summary`), and
-/// the zones maybe still holding their entry value there.
-fn dependency(f: &ProcFacts<'_>, rel: Rel) -> (Vec<(Zone, Zone)>, Set) {
+/// The dependency relation at the exit of a procedure (`dep/summary`),
+/// for the entry zones `source` accepts and the exit zones `dest` accepts,
+/// and the zones maybe still holding their entry value there among those
+/// `source` or `keep` accepts. The equations never change a row's entry
+/// zone, and a row starts only where some block's composed relation reads
+/// it; a row ending in a zone no block reads feeds no other row: leaving
+/// the other zones out of `Mentioned`, and out of `Through` as targets,
+/// leaves every row asked for as it was.
+fn dependency(
+    f: &ProcFacts<'_>,
+    rel: Rel,
+    source: impl Fn(Zone) -> bool,
+    dest: impl Fn(Zone) -> bool,
+    keep: impl Fn(Zone) -> bool,
+) -> (Vec<(Zone, Zone)>, Set) {
     use datalog::dependency::*;
     let mut rt = Program::new();
     rt.extend([Entry(0)]);
-    rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
-    rt.extend(f.zones.iter().map(|&z| Mentioned(z)));
-    for (b, range) in f.blocks.iter().enumerate() {
-        let c = blocks::compose(&f.points[range.clone()], rel);
+    rt.extend(f.solve_edges.iter().map(|&(a, b)| Edge(a, b)));
+    let composed: Vec<blocks::Composed> = f
+        .blocks
+        .iter()
+        .map(|range| blocks::compose(&f.points[range.clone()], rel))
+        .collect();
+    let read: Set = composed
+        .iter()
+        .flat_map(|c| c.through.iter().map(|&(u, _)| u))
+        .collect();
+    let target = |w: Zone| read.contains(&w) || dest(w);
+    let mentioned: Set = f
+        .zones
+        .iter()
+        .copied()
+        .filter(|&z| (source(z) && read.contains(&z)) || keep(z))
+        .collect();
+    // `Written` and `Killed` are only asked about a row's exit zone (a
+    // `Through` target) and a kept zone (a `Mentioned` one).
+    let mut targets = Set::new();
+    for (b, c) in composed.iter().enumerate() {
         let b = b as u32;
-        rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
-        rt.extend(c.written.iter().map(|&w| Written(b, w)));
-        rt.extend(c.killed.iter().map(|&w| Killed(b, w)));
+        for &(u, w) in &c.through {
+            if target(w) {
+                targets.insert(w);
+                rt.extend([Through(b, u, w)]);
+            }
+        }
     }
+    for (b, c) in composed.iter().enumerate() {
+        let b = b as u32;
+        rt.extend(
+            c.written
+                .iter()
+                .filter(|w| targets.contains(w))
+                .map(|&w| Written(b, w)),
+        );
+        rt.extend(
+            c.killed
+                .iter()
+                .filter(|w| mentioned.contains(w))
+                .map(|&w| Killed(b, w)),
+        );
+    }
+    rt.extend(mentioned.iter().map(|&z| Mentioned(z)));
     let (dep_in, kept_in) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let exit = 1;
     let mut dep: Vec<(Zone, Zone)> = dep_in
@@ -397,19 +459,46 @@ fn dependency(f: &ProcFacts<'_>, rel: Rel) -> (Vec<(Zone, Zone)>, Set) {
         .collect();
     (dep, kept)
 }
+/// The in-out solution of a procedure, per block: zones maybe read before
+/// being overwritten from the block's start on, zones maybe written from
+/// there on, and the uninitialised locals at its start.
+pub(crate) struct InoutSolution {
+    up_in: Vec<Set>,
+    write_after: Vec<Set>,
+    uninit_in: Vec<Set>,
+}
 
-struct InoutSolution {
-    up_in: HashMap<u32, Set>,
-    write_after: HashMap<u32, Set>,
-    uninit_in: HashMap<u32, Set>,
+/// The locals `warn/uninit` watches: scalars and structs the procedure
+/// declares itself. Not arrays: a loop that fills one may, as far as the
+/// analysis knows, run no iteration, and every array filled by a loop
+/// would be warned about.
+fn uninit_candidates(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Set {
+    f.zones
+        .iter()
+        .copied()
+        .filter(|&z| {
+            let o = locs.object(locs.zone(z).obj);
+            match o.kind {
+                ObjKind::Var(s) => {
+                    let sym = program.sym(s);
+                    o.owner == Some(f.proc)
+                        && sym.kind == crate::il::SymKind::Local
+                        && !matches!(program.resolve(&sym.ty.ty), crate::il::Type::Array { .. })
+                }
+                _ => false,
+            }
+        })
+        .collect()
 }
 
 fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
     use datalog::inout::*;
     let mut rt = Program::new();
     rt.extend([Entry(0)]);
-    rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
+    rt.extend(f.solve_edges.iter().map(|&(a, b)| Edge(a, b)));
     rt.extend(locals.iter().map(|&z| Local(z)));
+    let mut killed_in = Vec::with_capacity(f.blocks.len());
+    let mut read = Set::new();
     for (b, range) in f.blocks.iter().enumerate() {
         let b = b as u32;
         // `inout/upward-read` composed backward over the block.
@@ -426,22 +515,34 @@ fn inout_solution(f: &ProcFacts<'_>, locals: &Set) -> InoutSolution {
         }
         rt.extend(up.iter().map(|&z| UpGen(b, z)));
         rt.extend(written.iter().map(|&z| Written(b, z)));
-        rt.extend(killed.iter().map(|&z| Killed(b, z)));
+        read.extend(up);
+        killed_in.push(killed);
+    }
+    // `Killed` is only asked about an upward-exposed read (an `UpGen` zone).
+    for (b, killed) in killed_in.into_iter().enumerate() {
+        let b = b as u32;
+        rt.extend(
+            killed
+                .into_iter()
+                .filter(|z| read.contains(z))
+                .map(|z| Killed(b, z)),
+        );
     }
     let (up_in, write_after, uninit) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
+    let nb = f.blocks.len();
     let mut sol = InoutSolution {
-        up_in: HashMap::new(),
-        write_after: HashMap::new(),
-        uninit_in: HashMap::new(),
+        up_in: vec![Set::new(); nb],
+        write_after: vec![Set::new(); nb],
+        uninit_in: vec![Set::new(); nb],
     };
     for UpIn(b, z) in up_in {
-        sol.up_in.entry(b).or_default().insert(z);
+        sol.up_in[b as usize].insert(z);
     }
     for WriteAfter(b, z) in write_after {
-        sol.write_after.entry(b).or_default().insert(z);
+        sol.write_after[b as usize].insert(z);
     }
     for UninitIn(b, z) in uninit {
-        sol.uninit_in.entry(b).or_default().insert(z);
+        sol.uninit_in[b as usize].insert(z);
     }
     sol
 }
@@ -474,15 +575,31 @@ impl<'a> Analysis<'a> {
     fn top_down(&mut self, sccs: &[Vec<ProcId>], mode: Mode) {
         // Contexts gathered from call sites: varied at entry, useful and
         // diff-live at exit, in callee zones.
-        let mut varied_ctx: HashMap<ProcId, Set> = HashMap::new();
-        let mut useful_ctx: HashMap<ProcId, Set> = HashMap::new();
-        let mut live_ctx: HashMap<ProcId, Set> = HashMap::new();
+        let mut varied_ctx: HashMap<ProcId, Set> = HashMap::default();
+        let mut useful_ctx: HashMap<ProcId, Set> = HashMap::default();
+        let mut live_ctx: HashMap<ProcId, Set> = HashMap::default();
+        // The interface of each head (`Locs::is_interface`), from one pass
+        // over the objects rather than one over every zone per head.
+        let mut shared: Vec<Zone> = Vec::new();
+        let mut own: HashMap<ProcId, Vec<Zone>> = HashMap::default();
+        if mode == Mode::Tangent {
+            for o in &self.locs.objects {
+                match o.kind {
+                    ObjKind::Target { proc: Some(p), .. } | ObjKind::Result(p) => {
+                        own.entry(p).or_default().extend(o.zones.clone())
+                    }
+                    _ if o.owner.is_none() => shared.extend(o.zones.clone()),
+                    _ => {}
+                }
+            }
+        }
         for h in &self.heads.clone() {
             if mode == Mode::Tangent {
                 // `diff-live/exit`, tangent mode: the original results.
-                let visible: Set = (0..self.locs.zones.len() as Zone)
-                    .filter(|&z| self.locs.is_interface(h.proc, z))
-                    .collect();
+                let visible = shared
+                    .iter()
+                    .chain(own.get(&h.proc).into_iter().flatten())
+                    .copied();
                 live_ctx.entry(h.proc).or_default().extend(visible);
             }
             for &v in &h.independents {
@@ -699,18 +816,32 @@ impl<'a> Analysis<'a> {
             .iter()
             .map(|range| blocks::compose(&f.points[range.clone()], Rel::DiffDep))
             .collect();
-        let edges = f.edges();
+        let edges = &f.solve_edges;
 
-        // Varied (forward).
-        let varied_in_block: Vec<Set> = {
+        // Varied (forward). Every row descends from a seed: without one,
+        // nothing is varied and there is nothing to run.
+        let varied_in_block: Vec<Set> = if varied_entry.is_empty() {
+            vec![Set::new(); nb]
+        } else {
             use datalog::varied::*;
             let mut rt = Program::new();
             rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
             rt.extend(varied_entry.iter().map(|&z| Seed(0, z)));
+            // `Written` is only asked about a varied zone: a seed or a
+            // `Through` target.
+            let mut reach = varied_entry.clone();
+            for c in &composed {
+                reach.extend(c.through.iter().map(|&(_, w)| w));
+            }
             for (b, c) in composed.iter().enumerate() {
                 let b = b as u32;
                 rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
-                rt.extend(c.written.iter().map(|&w| Written(b, w)));
+                rt.extend(
+                    c.written
+                        .iter()
+                        .filter(|w| reach.contains(w))
+                        .map(|&w| Written(b, w)),
+                );
             }
             let (vin,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
             let mut v = vec![Set::new(); nb];
@@ -719,16 +850,29 @@ impl<'a> Analysis<'a> {
             }
             v
         };
-        // Useful (backward).
-        let useful_out_block: Vec<Set> = {
+        // Useful (backward), likewise from its seeds.
+        let useful_out_block: Vec<Set> = if useful_exit.is_empty() {
+            vec![Set::new(); nb]
+        } else {
             use datalog::useful::*;
             let mut rt = Program::new();
             rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
             rt.extend(useful_exit.iter().map(|&z| Seed(1, z)));
+            // `Written` is only asked about a useful zone: a seed or a
+            // `Through` source.
+            let mut reach = useful_exit.clone();
+            for c in &composed {
+                reach.extend(c.through.iter().map(|&(u, _)| u));
+            }
             for (b, c) in composed.iter().enumerate() {
                 let b = b as u32;
                 rt.extend(c.through.iter().map(|&(u, w)| Through(b, u, w)));
-                rt.extend(c.written.iter().map(|&w| Written(b, w)));
+                rt.extend(
+                    c.written
+                        .iter()
+                        .filter(|w| reach.contains(w))
+                        .map(|&w| Written(b, w)),
+                );
             }
             let (uout,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
             let mut v = vec![Set::new(); nb];
@@ -741,17 +885,17 @@ impl<'a> Analysis<'a> {
         r.varied_out = vec![Set::new(); n];
         r.useful_in = vec![Set::new(); n];
         r.useful_out = vec![Set::new(); n];
-        for (b, range) in f.blocks.iter().enumerate() {
-            let mut s = varied_in_block[b].clone();
+        for ((range, vin), uout) in f.blocks.iter().zip(varied_in_block).zip(useful_out_block) {
+            let mut s = vin;
             for i in range.clone() {
-                r.varied_in[i] = s.clone();
-                s = blocks::forward(&s, &f.points[i].effect, Rel::DiffDep);
+                let next = blocks::forward(&s, &f.points[i].effect, Rel::DiffDep);
+                r.varied_in[i] = std::mem::replace(&mut s, next);
                 r.varied_out[i] = s.clone();
             }
-            let mut s = useful_out_block[b].clone();
+            let mut s = uout;
             for i in range.clone().rev() {
-                r.useful_out[i] = s.clone();
-                s = blocks::backward(&s, &f.points[i].effect, Rel::DiffDep);
+                let next = blocks::backward(&s, &f.points[i].effect, Rel::DiffDep);
+                r.useful_out[i] = std::mem::replace(&mut s, next);
                 r.useful_in[i] = s.clone();
             }
         }
@@ -842,9 +986,16 @@ impl<'a> Analysis<'a> {
         let n = f.points.len();
         let nb = f.blocks.len();
         let mut rt = Program::new();
-        rt.extend(f.edges().into_iter().map(|(a, b)| Edge(a, b)));
+        rt.extend(f.solve_edges.iter().map(|&(a, b)| Edge(a, b)));
         rt.extend(live_exit.iter().map(|&z| Seed(1, z)));
         let mut point_of_test: Vec<Option<usize>> = vec![None; nb];
+        // `Written`, `TestWrite` and `LiveIf` are only asked about a zone
+        // that can be live: a seed, or read by a block, a test or a
+        // derivative. They are given once those are all known.
+        let mut live_able = live_exit.clone();
+        let mut written: Vec<(u32, Zone)> = Vec::new();
+        let mut test_writes: Vec<(u32, Zone)> = Vec::new();
+        let mut live_if: Vec<(u32, u32, Zone)> = Vec::new();
         for (b, range) in f.blocks.iter().enumerate() {
             let bu = b as u32;
             let mut simple = range.clone();
@@ -856,17 +1007,20 @@ impl<'a> Analysis<'a> {
                 rt.extend([TestOf(bu, s.id.0)]);
                 let te = &f.points[last].effect;
                 rt.extend(te.reads.iter().map(|&z| TestRead(bu, z)));
-                rt.extend(te.writes.iter().map(|&z| TestWrite(bu, z)));
+                live_able.extend(te.reads.iter().copied());
+                test_writes.extend(te.writes.iter().map(|&z| (bu, z)));
                 rt.extend(te.dep.iter().map(|&(u, w)| TestDep(bu, u, w)));
+                live_able.extend(te.dep.iter().map(|&(u, _)| u));
             }
             let c = blocks::compose(&f.points[simple.clone()], Rel::Dep);
             rt.extend(c.through.iter().map(|&(u, w)| Through(bu, u, w)));
-            rt.extend(c.written.iter().map(|&w| Written(bu, w)));
+            live_able.extend(c.through.iter().map(|&(u, _)| u));
+            written.extend(c.written.iter().map(|&w| (bu, w)));
             // Backward over the block: the uses of later derivatives
             // (static part) and, for each point, which block-end zones make
             // it live (`diff-live/stmt`).
             let mut uses = Set::new();
-            let mut influence: HashMap<Zone, Set> = HashMap::new();
+            let mut influence: HashMap<Zone, Set> = HashMap::default();
             for i in simple.clone().rev() {
                 let e = &f.points[i].effect;
                 // Is this point live because of later derivative uses?
@@ -882,34 +1036,37 @@ impl<'a> Analysis<'a> {
                         }
                     }
                 }
-                rt.extend(ends.iter().map(|&w| LiveIf(i as u32, bu, w)));
+                live_if.extend(ends.iter().map(|&w| (i as u32, bu, w)));
                 // Step both back over the point.
                 uses = blocks::backward(&uses, e, Rel::Dep);
                 uses.extend(r.deriv_use[i].iter().copied());
-                let mut next: HashMap<Zone, Set> = HashMap::new();
+                // Updated in place: a zone neither written nor read keeps
+                // its entry. What the point's reads flow into is taken
+                // from the influence after it, before any entry changes.
+                let mut adds: Vec<(Zone, Set)> = Vec::with_capacity(e.dep.len());
                 for &(u, w) in &e.dep {
                     let tgt = influence.get(&w).cloned().unwrap_or_else(|| Set::from([w]));
-                    next.entry(u).or_default().extend(tgt);
+                    adds.push((u, tgt));
                 }
-                for (z, s) in influence.iter() {
-                    if e.writes.binary_search(z).is_err() {
-                        next.entry(*z).or_default().extend(s.iter().copied());
-                    }
-                }
-                // Zones read but not written keep their identity too.
-                for &(u, _) in &e.dep {
-                    if e.writes.binary_search(&u).is_err() && !influence.contains_key(&u) {
-                        next.entry(u).or_default().insert(u);
-                    }
-                }
-                // A zone the point overwrites without reading it no longer
-                // carries its earlier value anywhere.
+                // A zone the point overwrites no longer carries its earlier
+                // value anywhere, but through what the point reads from it.
                 for w in &e.writes {
-                    next.entry(*w).or_default();
+                    influence.insert(*w, Set::new());
                 }
-                influence = next;
+                for (u, tgt) in adds {
+                    let entry = influence.entry(u).or_insert_with(|| {
+                        // Zones read but not written keep their identity too.
+                        if e.writes.binary_search(&u).is_err() {
+                            Set::from([u])
+                        } else {
+                            Set::new()
+                        }
+                    });
+                    entry.extend(tgt);
+                }
             }
             rt.extend(uses.iter().map(|&z| UseGen(bu, z)));
+            live_able.extend(uses);
         }
         for (i, pt) in f.points.iter().enumerate() {
             if r.active[i] {
@@ -922,6 +1079,25 @@ impl<'a> Analysis<'a> {
         for c in jump_controls(self.program, f.proc) {
             rt.extend([HasJump(c.0)]);
         }
+        let able = |z: &Zone| live_able.contains(z);
+        rt.extend(
+            written
+                .into_iter()
+                .filter(|(_, z)| able(z))
+                .map(|(b, z)| Written(b, z)),
+        );
+        rt.extend(
+            test_writes
+                .into_iter()
+                .filter(|(_, z)| able(z))
+                .map(|(b, z)| TestWrite(b, z)),
+        );
+        rt.extend(
+            live_if
+                .into_iter()
+                .filter(|(_, _, z)| able(z))
+                .map(|(i, b, z)| LiveIf(i, b, z)),
+        );
         let (live_end, stmt_live, control_live) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
         let mut end = vec![Set::new(); nb];
         for LiveEnd(b, z) in live_end {
@@ -933,8 +1109,8 @@ impl<'a> Analysis<'a> {
         r.live_out = vec![Set::new(); n];
         r.diff_live = vec![false; n];
         let mut block_in = vec![Set::new(); nb];
-        for (b, range) in f.blocks.iter().enumerate() {
-            let mut s = end[b].clone();
+        for (b, (range, s)) in f.blocks.iter().zip(end).enumerate() {
+            let mut s = s;
             let simple_end = point_of_test[b].unwrap_or(range.end);
             if let Some(t) = point_of_test[b] {
                 r.live_in[t] = s.clone();
@@ -943,9 +1119,9 @@ impl<'a> Analysis<'a> {
                 }
             }
             for i in (range.start..simple_end).rev() {
-                r.live_out[i] = s.clone();
-                s = blocks::backward(&s, &f.points[i].effect, Rel::Dep);
-                s.extend(r.deriv_use[i].iter().copied());
+                let mut next = blocks::backward(&s, &f.points[i].effect, Rel::Dep);
+                next.extend(r.deriv_use[i].iter().copied());
+                r.live_out[i] = std::mem::replace(&mut s, next);
                 r.live_in[i] = s.clone();
                 r.diff_live[i] = stmt_live.contains(&(i as u32));
             }
@@ -954,7 +1130,7 @@ impl<'a> Analysis<'a> {
         for (b, t) in point_of_test.iter().enumerate() {
             if let Some(t) = *t {
                 let mut s = Set::new();
-                for &c in &f.succs[b] {
+                for &c in &f.kept_succs[b] {
                     s.extend(block_in[c as usize].iter().copied());
                 }
                 r.live_out[t] = s;
@@ -967,51 +1143,55 @@ impl<'a> Analysis<'a> {
     fn tbr_adj_out(&self, f: &ProcFacts<'_>, r: &mut ProcResult) {
         let n = f.points.len();
         let nb = f.blocks.len();
-        let edges = f.edges();
-        let kill_of = |i: usize| -> Set {
-            if r.diff_live[i] {
-                // `tbr/present`: only a statement kept in the forward sweep
-                // overwrites anything.
-                f.points[i].effect.kills.iter().copied().collect()
-            } else {
-                Set::new()
-            }
-        };
+        let edges = &f.solve_edges;
+        // Each point's sets, made once for the block transfers and the
+        // sweeps.
+        let kill: Vec<Set> = (0..n)
+            .map(|i| {
+                if r.diff_live[i] {
+                    // `tbr/present`: only a statement kept in the forward
+                    // sweep overwrites anything.
+                    f.points[i].effect.kills.iter().copied().collect()
+                } else {
+                    Set::new()
+                }
+            })
+            .collect();
         // `tbr/call-exit`: a split callee's backward sweep reads, at its
         // start, values the call left in memory it writes, so what an
         // active call writes is to be recorded after it, like what it
         // reads (`deriv-use/call`).
-        let exit_reads = |i: usize| -> Set {
-            if self.mode == Mode::Adjoint
-                && r.active[i]
-                && f.points[i].deriv.call
-                && !self.checkpointed_point(f, i)
-            {
-                f.points[i].effect.writes.iter().copied().collect()
-            } else {
-                Set::new()
-            }
-        };
+        let exit_reads: Vec<Set> = (0..n)
+            .map(|i| {
+                if self.mode == Mode::Adjoint
+                    && r.active[i]
+                    && f.points[i].deriv.call
+                    && !self.checkpointed_point(f, i)
+                {
+                    f.points[i].effect.writes.iter().copied().collect()
+                } else {
+                    Set::new()
+                }
+            })
+            .collect();
         // TBR: forward gen/kill.
         let mut transfers = Vec::with_capacity(nb);
         for range in &f.blocks {
             let mut gk = GenKill::default();
             for i in range.clone() {
-                gk.then(&r.deriv_use[i], &kill_of(i));
-                let e = exit_reads(i);
-                if !e.is_empty() {
-                    gk.then(&e, &Set::new());
+                gk.then(&r.deriv_use[i], &kill[i]);
+                if !exit_reads[i].is_empty() {
+                    gk.then(&exit_reads[i], &Set::new());
                 }
             }
             transfers.push(gk);
         }
-        let tbr_block_in = gen_kill(&edges, 0, &Set::new(), &transfers, nb);
+        let tbr_block_in = gen_kill(edges, 0, &Set::new(), &transfers, nb);
         r.tbr_in = vec![Set::new(); n];
         r.restore = vec![Set::new(); n];
-        for (b, range) in f.blocks.iter().enumerate() {
-            let mut s = tbr_block_in[b].clone();
+        for (range, s) in f.blocks.iter().zip(tbr_block_in) {
+            let mut s = s;
             for i in range.clone() {
-                r.tbr_in[i] = s.clone();
                 if r.diff_live[i] && !f.points[i].loop_step {
                     // `tbr/restore`: out(I) ∩ (TBR⁻(I) ∪ use(I')); a for
                     // loop's step is regenerated by the reversed loop
@@ -1023,41 +1203,44 @@ impl<'a> Analysis<'a> {
                         .filter(|z| s.contains(z) || r.deriv_use[i].contains(z))
                         .collect();
                 }
-                s = blocks::step(&s, &r.deriv_use[i], &kill_of(i));
-                s.extend(exit_reads(i));
+                let mut next = blocks::step(&s, &r.deriv_use[i], &kill[i]);
+                next.extend(exit_reads[i].iter().copied());
+                r.tbr_in[i] = std::mem::replace(&mut s, next);
             }
         }
         // Adjoint-out: backward gen/kill on reversed edges.
         let reversed: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (b, a)).collect();
-        let step_sets = |i: usize| -> (Set, Set) {
-            if r.diff_live[i] {
-                // `adj-out/write`
-                let out: Set = f.points[i].effect.writes.iter().copied().collect();
-                let saved: Set = r.tbr_in[i].union(&r.deriv_use[i]).copied().collect();
-                (out, saved)
-            } else {
-                // `adj-out/absent`
-                (Set::new(), Set::new())
-            }
-        };
+        let step_sets: Vec<(Set, Set)> = (0..n)
+            .map(|i| {
+                if r.diff_live[i] {
+                    // `adj-out/write`
+                    let out: Set = f.points[i].effect.writes.iter().copied().collect();
+                    let saved: Set = r.tbr_in[i].union(&r.deriv_use[i]).copied().collect();
+                    (out, saved)
+                } else {
+                    // `adj-out/absent`
+                    (Set::new(), Set::new())
+                }
+            })
+            .collect();
         let mut transfers = Vec::with_capacity(nb);
         for range in &f.blocks {
             let mut gk = GenKill::default();
             for i in range.clone().rev() {
-                let (add, remove) = step_sets(i);
-                gk.then(&add, &remove);
+                let (add, remove) = &step_sets[i];
+                gk.then(add, remove);
             }
             transfers.push(gk);
         }
         let adj_block_out = gen_kill(&reversed, 1, &Set::new(), &transfers, nb);
         r.adj_out_in = vec![Set::new(); n];
         r.adj_out_out = vec![Set::new(); n];
-        for (b, range) in f.blocks.iter().enumerate() {
-            let mut s = adj_block_out[b].clone();
+        for (range, s) in f.blocks.iter().zip(adj_block_out) {
+            let mut s = s;
             for i in range.clone().rev() {
-                r.adj_out_out[i] = s.clone();
-                let (add, remove) = step_sets(i);
-                s = blocks::step(&s, &add, &remove);
+                let (add, remove) = &step_sets[i];
+                let next = blocks::step(&s, add, remove);
+                r.adj_out_out[i] = std::mem::replace(&mut s, next);
                 r.adj_out_in[i] = s.clone();
             }
         }
@@ -1128,51 +1311,26 @@ impl<'a> Analysis<'a> {
         for &pid in &self.order {
             let f = &self.facts[&pid];
             // `warn/uninit`
-            let locals: Set = f
-                .zones
-                .iter()
-                .copied()
-                .filter(|&z| {
-                    let o = self.locs.object(self.locs.zone(z).obj);
-                    match o.kind {
-                        // Not arrays: a loop that fills one may, as far as
-                        // the analysis knows, run no iteration, and every
-                        // array filled by a loop would be warned about.
-                        ObjKind::Var(s) => {
-                            let sym = self.program.sym(s);
-                            o.owner == Some(pid)
-                                && sym.kind == crate::il::SymKind::Local
-                                && !matches!(
-                                    self.program.resolve(&sym.ty.ty),
-                                    crate::il::Type::Array { .. }
-                                )
+            let sol = &self.inout[&pid];
+            let mut warned = Set::new();
+            for (b, range) in f.blocks.iter().enumerate() {
+                let mut un = sol.uninit_in[b].clone();
+                for i in range.clone() {
+                    let e = &f.points[i].effect;
+                    for z in &e.reads {
+                        if un.contains(z) && warned.insert(*z) {
+                            let s = f.points[i].kind.stmt();
+                            out.push(Diagnostic::warning(
+                                s.span,
+                                format!(
+                                    "'{}' may be used uninitialized here",
+                                    self.locs.zone(*z).name
+                                ),
+                            ));
                         }
-                        _ => false,
                     }
-                })
-                .collect();
-            if !locals.is_empty() {
-                let sol = inout_solution(f, &locals);
-                let mut warned = Set::new();
-                for (b, range) in f.blocks.iter().enumerate() {
-                    let mut un = sol.uninit_in.get(&(b as u32)).cloned().unwrap_or_default();
-                    for i in range.clone() {
-                        let e = &f.points[i].effect;
-                        for z in &e.reads {
-                            if un.contains(z) && warned.insert(*z) {
-                                let s = f.points[i].kind.stmt();
-                                out.push(Diagnostic::warning(
-                                    s.span,
-                                    format!(
-                                        "'{}' may be used uninitialized here",
-                                        self.locs.zone(*z).name
-                                    ),
-                                ));
-                            }
-                        }
-                        for z in &e.writes {
-                            un.remove(z);
-                        }
+                    for z in &e.writes {
+                        un.remove(z);
                     }
                 }
             }
@@ -1269,7 +1427,7 @@ impl<'a> Analysis<'a> {
 
     /// `inout/cst` and `inout/dead` per point.
     fn inout_points(&self, f: &ProcFacts<'_>, r: &mut ProcResult) {
-        let sol = inout_solution(f, &Set::new());
+        let sol = &self.inout[&f.proc];
         let n = f.points.len();
         r.cst = vec![Set::new(); n];
         r.dead = vec![Set::new(); n];
@@ -1277,9 +1435,9 @@ impl<'a> Analysis<'a> {
         for (b, range) in f.blocks.iter().enumerate() {
             let mut up = Set::new();
             let mut wr = Set::new();
-            for &c in &f.succs[b] {
-                up.extend(sol.up_in.get(&c).into_iter().flatten().copied());
-                wr.extend(sol.write_after.get(&c).into_iter().flatten().copied());
+            for &c in &f.kept_succs[b] {
+                up.extend(sol.up_in[c as usize].iter().copied());
+                wr.extend(sol.write_after[c as usize].iter().copied());
             }
             for i in range.clone().rev() {
                 let e = &f.points[i].effect;
@@ -1305,13 +1463,29 @@ fn gen_kill(
     nb: usize,
 ) -> Vec<Set> {
     use datalog::gen_kill::*;
+    // Every row descends from a seed or a gen: without either, nothing
+    // reaches anywhere.
+    if seed.is_empty() && transfers.iter().all(|t| t.gen_set.is_empty()) {
+        return vec![Set::new(); nb];
+    }
+    // Only a seed or a gen ever reaches a block, so `Removes` is only
+    // asked about those zones.
+    let mut reaching: Set = seed.clone();
+    for t in transfers {
+        reaching.extend(t.gen_set.iter().copied());
+    }
     let mut rt = Program::new();
     rt.extend(edges.iter().map(|&(a, b)| Edge(a, b)));
     rt.extend(seed.iter().map(|&z| Seed(seed_block, z)));
     for (b, t) in transfers.iter().enumerate() {
         let b = b as u32;
         rt.extend(t.gen_set.iter().map(|&z| Adds(b, z)));
-        rt.extend(t.kill.iter().map(|&z| Removes(b, z)));
+        rt.extend(
+            t.kill
+                .iter()
+                .filter(|z| reaching.contains(z))
+                .map(|&z| Removes(b, z)),
+        );
     }
     let (ins,) = rt.run_with_hasher::<rustc_hash::FxBuildHasher>();
     let mut v = vec![Set::new(); nb];

@@ -8,7 +8,7 @@ use super::facts::{PointKind, for_each_diff_ref, key};
 use super::locs::Zone;
 use super::{Analysis, ProcResult};
 use crate::il::{Expr, ExprKind, ProcId, StmtId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 impl Analysis<'_> {
     fn point(&self, proc: ProcId, stmt: StmtId) -> Option<(usize, &ProcResult)> {
@@ -143,7 +143,7 @@ impl Analysis<'_> {
     /// The call points of `proc`: `(caller, point)`.
     fn call_points(&self, proc: ProcId) -> &[(ProcId, usize)] {
         let index = self.call_index.get_or_init(|| {
-            let mut idx: HashMap<ProcId, Vec<(ProcId, usize)>> = HashMap::new();
+            let mut idx: HashMap<ProcId, Vec<(ProcId, usize)>> = HashMap::default();
             for (caller, f) in &self.facts {
                 for (&i, site) in &f.calls {
                     if let Some(c) = site.callee {
