@@ -867,4 +867,8 @@ fn zeroed_then_incremented_adjoints_are_assigned_once() {
     let body = &g.text[g.text.find("rhs_bwd(").unwrap()..];
     assert!(body.contains("tempb = sb;\n            ab["), "{body}");
     assert!(!body.contains("sb += tempb"), "{body}");
+    // `m * m`: one increment of mb with twice the partial.
+    let g = generate(&dir.join("bench_conv.c"), false).unwrap();
+    assert!(g.text.contains("mb += 2.0 * (m * tempb0);"), "{}", g.text);
+    assert_eq!(g.text.matches("mb += ").count(), 1, "{}", g.text);
 }

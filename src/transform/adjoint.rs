@@ -692,6 +692,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 out.push(st);
                 continue;
             };
+            if let Some(doubled) = self.doubled_increment(prev, &st) {
+                prev.kind = doubled;
+                prev.comments.leading.extend(st.comments.leading);
+                self.retag(prev, "adjoint/merge-increments");
+                continue;
+            }
             let (
                 StmtKind::Assign {
                     lhs: x, rhs: zero, ..
@@ -735,12 +741,101 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 sugar: AssignSugar::Plain,
             };
             prev.comments.leading.extend(st.comments.leading);
-            if self.opts.explain {
-                prev.comments.trailing = Some("/* adjoint/merge-increments */".to_string());
-            }
+            self.retag(prev, "adjoint/merge-increments");
             self.drop_copy_back(&mut out);
         }
         *stmts = out;
+    }
+
+    /// With `--explain`, `rule` replaces the rule tag that leads `st`'s
+    /// trailing comment (the user's comment after it stays).
+    fn retag(&self, st: &mut Stmt, rule: &str) {
+        if !self.opts.explain {
+            return;
+        }
+        let tag = format!("/* {rule} */");
+        let rest = match st.comments.trailing.take() {
+            Some(t) if t.starts_with("/* adjoint/") => t
+                .find("*/")
+                .map(|end| t[end + 2..].trim_start().to_string())
+                .unwrap_or_default(),
+            Some(t) => t,
+            None => String::new(),
+        };
+        st.comments.trailing = Some(if rest.is_empty() {
+            tag
+        } else {
+            format!("{tag} {rest}")
+        });
+    }
+
+    /// `X += E; X += E;` (the adjoint of `m * m`) as one statement,
+    /// `X += 2.0 * E`, when E cannot read X.
+    fn doubled_increment(&self, prev: &Stmt, st: &Stmt) -> Option<StmtKind> {
+        let (
+            StmtKind::Assign {
+                lhs: x,
+                rhs: r1,
+                sugar: AssignSugar::Compound(BinOp::Add),
+            },
+            StmtKind::Assign {
+                lhs: y,
+                rhs: r2,
+                sugar: AssignSugar::Compound(BinOp::Add),
+            },
+        ) = (&prev.kind, &st.kind)
+        else {
+            return None;
+        };
+        let (
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs: x1,
+                rhs: e1,
+            },
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs: y1,
+                rhs: e2,
+            },
+        ) = (&r1.kind, &r2.kind)
+        else {
+            return None;
+        };
+        let adjoint_target =
+            super::names::root_sym(x).is_some_and(|r| self.adjoint_syms.contains(&r));
+        if !adjoint_target
+            || !same_expr(x, y)
+            || !same_expr(x, x1)
+            || !same_expr(y, y1)
+            || !same_expr(e1, e2)
+            || !self.reads_no_adjoint_memory(e1, x)
+        {
+            return None;
+        }
+        let two = self.real(2.0, e1.ty.clone());
+        let twice = Expr::new(
+            ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs: Box::new(two),
+                rhs: e1.clone(),
+            },
+            e1.ty.clone(),
+            e1.span,
+        );
+        Some(StmtKind::Assign {
+            lhs: x.clone(),
+            rhs: Expr::new(
+                ExprKind::Binary {
+                    op: BinOp::Add,
+                    lhs: x1.clone(),
+                    rhs: Box::new(twice),
+                },
+                r1.ty.clone(),
+                r1.span,
+            ),
+            sugar: AssignSugar::Compound(BinOp::Add),
+        })
     }
 
     /// `T = X; X = T;` at the end of `out`: the second statement goes.

@@ -797,7 +797,7 @@ impl Lowerer<'_> {
         let mut pos = 0;
         let init = self.aggregate_init(items, &mut pos, span, ty, fx, depth)?;
         if pos < items.len() {
-            return err(span, &format!("too many initializers for the {what}"));
+            return err(span, format!("too many initializers for the {what}"));
         }
         Ok(init)
     }
