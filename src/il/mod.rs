@@ -1012,6 +1012,32 @@ pub fn visit_stmts<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
     }
 }
 
+/// Calls `f` on every statement list nested in `stmts` (block, branch,
+/// loop body and case bodies, not loop headers), innermost first, then on
+/// `stmts` itself: for rewrites that replace a list's statements.
+pub fn rewrite_stmt_lists(stmts: &mut Vec<Stmt>, f: &mut impl FnMut(&mut Vec<Stmt>)) {
+    for s in stmts.iter_mut() {
+        match &mut s.kind {
+            StmtKind::If { then, other, .. } => {
+                rewrite_stmt_lists(&mut then.stmts, f);
+                if let Some(o) = other {
+                    rewrite_stmt_lists(&mut o.stmts, f);
+                }
+            }
+            StmtKind::Loop { body, .. } | StmtKind::Block(body) => {
+                rewrite_stmt_lists(&mut body.stmts, f)
+            }
+            StmtKind::Switch { cases, .. } => {
+                for c in cases {
+                    rewrite_stmt_lists(&mut c.body, f);
+                }
+            }
+            _ => {}
+        }
+    }
+    f(stmts);
+}
+
 /// Calls `f` on a statement and then on every statement nested in it.
 pub fn visit_stmt<'a>(s: &'a Stmt, f: &mut impl FnMut(&'a Stmt)) {
     f(s);

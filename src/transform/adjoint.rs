@@ -667,25 +667,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// statement (`tempb = sb; sb = 0.0; sb += tempb;` is what a statement
     /// `s -= …` leaves).
     fn merge_zero_increments(&self, stmts: &mut Vec<Stmt>) {
-        for st in stmts.iter_mut() {
-            match &mut st.kind {
-                StmtKind::If { then, other, .. } => {
-                    self.merge_zero_increments(&mut then.stmts);
-                    if let Some(o) = other {
-                        self.merge_zero_increments(&mut o.stmts);
-                    }
-                }
-                StmtKind::Loop { body, .. } | StmtKind::Block(body) => {
-                    self.merge_zero_increments(&mut body.stmts)
-                }
-                StmtKind::Switch { cases, .. } => {
-                    for c in cases {
-                        self.merge_zero_increments(&mut c.body);
-                    }
-                }
-                _ => {}
-            }
-        }
+        crate::il::rewrite_stmt_lists(stmts, &mut |list| self.merge_increments_in(list));
+    }
+
+    fn merge_increments_in(&self, stmts: &mut Vec<Stmt>) {
         let mut out: Vec<Stmt> = Vec::with_capacity(stmts.len());
         for st in std::mem::take(stmts) {
             let Some(prev) = out.last_mut() else {

@@ -21,7 +21,7 @@
 //!   evaluates a call the original code skipped.
 
 use crate::il::validate::same_expr;
-use crate::il::{BinOp, Block, Expr, ExprKind, Init, MathFn, Stmt, StmtKind, SymId};
+use crate::il::{BinOp, Expr, ExprKind, Init, MathFn, Stmt, StmtKind, SymId};
 
 /// What the sharing needs from the transformation that owns the output.
 pub trait Temps {
@@ -37,24 +37,10 @@ pub trait Temps {
 /// Shares the repeated calls of every run of `stmts`, nested blocks
 /// included.
 pub fn share_calls(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps) {
-    for s in stmts.iter_mut() {
-        match &mut s.kind {
-            StmtKind::If { then, other, .. } => {
-                share_block(then, temps);
-                if let Some(o) = other {
-                    share_block(o, temps);
-                }
-            }
-            StmtKind::Loop { body, .. } => share_block(body, temps),
-            StmtKind::Switch { cases, .. } => {
-                for c in cases {
-                    share_calls(&mut c.body, temps);
-                }
-            }
-            StmtKind::Block(b) => share_block(b, temps),
-            _ => {}
-        }
-    }
+    crate::il::rewrite_stmt_lists(stmts, &mut |list| share_in(list, temps));
+}
+
+fn share_in(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps) {
     let mut out = Vec::with_capacity(stmts.len());
     let mut rest = std::mem::take(stmts).into_iter().peekable();
     while let Some(first) = rest.next() {
@@ -71,10 +57,6 @@ pub fn share_calls(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps) {
         out.extend(run);
     }
     *stmts = out;
-}
-
-fn share_block(b: &mut Block, temps: &mut dyn Temps) {
-    share_calls(&mut b.stmts, temps);
 }
 
 fn is_simple(s: &Stmt) -> bool {

@@ -3105,25 +3105,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     /// v = ...;` (other such resets between them only) stores what `vd`
     /// already holds.
     fn drop_resets_after_zero_decls(&self, stmts: &mut Vec<Stmt>) {
-        for s in stmts.iter_mut() {
-            match &mut s.kind {
-                StmtKind::If { then, other, .. } => {
-                    self.drop_resets_after_zero_decls(&mut then.stmts);
-                    if let Some(o) = other {
-                        self.drop_resets_after_zero_decls(&mut o.stmts);
-                    }
-                }
-                StmtKind::Loop { body, .. } | StmtKind::Block(body) => {
-                    self.drop_resets_after_zero_decls(&mut body.stmts)
-                }
-                StmtKind::Switch { cases, .. } => {
-                    for c in cases {
-                        self.drop_resets_after_zero_decls(&mut c.body);
-                    }
-                }
-                _ => {}
-            }
-        }
+        crate::il::rewrite_stmt_lists(stmts, &mut |list| self.drop_resets_in(list));
+    }
+
+    fn drop_resets_in(&self, stmts: &mut Vec<Stmt>) {
         let is_zero =
             |e: &Expr| matches!(e.kind, ExprKind::RealConst { value, .. } if value == 0.0);
         let reset_of = |st: &Stmt| match &st.kind {
