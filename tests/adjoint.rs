@@ -831,11 +831,7 @@ fn shared_calls_in_the_backward_sweep_are_computed_once() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
     let g = generate(&dir.join("shared_calls.c"), false).unwrap();
     let body = &g.text[g.text.find("shared_calls_b(").unwrap()..];
-    let code: String = body
-        .lines()
-        .map(|l| l.split("/*").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = common::code_without_comments(body);
     let count = |call: &str| code.matches(call).count();
     for call in [
         "tanh(u * v)",

@@ -497,11 +497,7 @@ fn shared_calls_are_computed_once_and_keep_the_values() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tangent");
     let g = generate(&dir.join("shared_calls.c"), false).unwrap();
     let body = &g.text[g.text.find("shared_calls_d(").unwrap()..];
-    let code: String = body
-        .lines()
-        .map(|l| l.split("/*").next().unwrap_or(""))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let code = common::code_without_comments(body);
     let count = |call: &str| code.matches(call).count();
     for call in [
         "tanh(u * v)",

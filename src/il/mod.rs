@@ -1004,6 +1004,32 @@ impl Program {
     }
 }
 
+/// Calls `f` on an expression and then on every sub-expression, operands
+/// before the nodes inside them (`sizeof`'s operand included).
+pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Index { base, index } => {
+            visit_expr(base, f);
+            visit_expr(index, f);
+        }
+        ExprKind::Field { base, .. } => visit_expr(base, f),
+        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::SizeOfExpr(x) => visit_expr(x, f),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => visit_expr(arg, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit_expr(lhs, f);
+            visit_expr(rhs, f);
+        }
+        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|x| visit_expr(x, f)),
+        ExprKind::Cond { cond, then, other } => {
+            visit_expr(cond, f);
+            visit_expr(then, f);
+            visit_expr(other, f);
+        }
+        _ => {}
+    }
+}
+
 /// Calls `f` on every statement of a list, in source order, descending into
 /// blocks, branches, loop headers, loop bodies and switch cases.
 pub fn visit_stmts<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {

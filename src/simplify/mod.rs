@@ -15,7 +15,8 @@ mod rules;
 pub use rules::SimplifyError;
 
 use crate::il::{Expr, ExprKind, Program, RealKind};
-use convert::{Builder, Converter, Term, node_count, real_kind};
+pub(crate) use convert::node_count;
+use convert::{Builder, Converter, Term, real_kind};
 use egg::{CostFunction, EGraph, Extractor, Id, Language};
 use lang::{Fold, Node, Readable};
 use rules::{Features, Rule};

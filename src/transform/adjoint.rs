@@ -31,6 +31,7 @@ use crate::engine::{self, ApplyError, Host, RuleSet, Tmpl, View};
 use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
 use crate::il::validate::same_expr;
+use crate::il::visit_expr as visit;
 use crate::il::{
     AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, Intrinsic, Item,
     ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
@@ -486,30 +487,6 @@ fn konst_any(e: &Expr) -> Option<i64> {
     }
 }
 
-fn visit(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    f(e);
-    match &e.kind {
-        ExprKind::Index { base, index } => {
-            visit(base, f);
-            visit(index, f);
-        }
-        ExprKind::Field { base, .. } => visit(base, f),
-        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::SizeOfExpr(x) => visit(x, f),
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => visit(arg, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            visit(lhs, f);
-            visit(rhs, f);
-        }
-        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|x| visit(x, f)),
-        ExprKind::Cond { cond, then, other } => {
-            visit(cond, f);
-            visit(then, f);
-            visit(other, f);
-        }
-        _ => {}
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Hoisting (`adjoint/hoist`)
 // ---------------------------------------------------------------------------
@@ -644,17 +621,7 @@ impl super::share::Temps for AdjointHost<'_, '_> {
         Some(v)
     }
 
-    fn assign(&self, lhs: Expr, rhs: Expr, model: &Stmt) -> Stmt {
-        let st = Stmt {
-            id: StmtId(0),
-            kind: StmtKind::Assign {
-                lhs,
-                rhs,
-                sugar: AssignSugar::Plain,
-            },
-            span: model.span,
-            comments: Default::default(),
-        };
+    fn tagged(&self, st: Stmt) -> Stmt {
         self.tag(vec![st], "adjoint/share-calls")
             .pop()
             .expect("one statement in, one out")
@@ -673,63 +640,62 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     fn merge_increments_in(&self, stmts: &mut Vec<Stmt>) {
         let mut out: Vec<Stmt> = Vec::with_capacity(stmts.len());
         for st in std::mem::take(stmts) {
-            let Some(prev) = out.last_mut() else {
-                out.push(st);
-                continue;
-            };
-            if let Some(doubled) = self.doubled_increment(prev, &st) {
-                prev.kind = doubled;
-                prev.comments.leading.extend(st.comments.leading);
-                self.retag(prev, "adjoint/merge-increments");
-                continue;
+            let merged = out.last().and_then(|prev| {
+                self.doubled_increment(prev, &st)
+                    .or_else(|| self.zeroed_increment(prev, &st))
+            });
+            match (merged, out.last_mut()) {
+                (Some(kind), Some(prev)) => {
+                    prev.kind = kind;
+                    prev.comments.leading.extend(st.comments.leading);
+                    self.retag(prev, "adjoint/merge-increments");
+                }
+                _ => out.push(st),
             }
-            let (
-                StmtKind::Assign {
-                    lhs: x, rhs: zero, ..
-                },
-                StmtKind::Assign {
-                    lhs: y,
-                    rhs,
-                    sugar: AssignSugar::Compound(BinOp::Add),
-                },
-            ) = (&prev.kind, &st.kind)
-            else {
-                out.push(st);
-                self.drop_copy_back(&mut out);
-                continue;
-            };
-            let ExprKind::Binary {
-                op: BinOp::Add,
-                lhs: x_again,
-                rhs: e,
-            } = &rhs.kind
-            else {
-                out.push(st);
-                continue;
-            };
-            let is_zero = matches!(zero.kind, ExprKind::RealConst { value, .. } if value == 0.0);
-            let adjoint_target =
-                super::names::root_sym(x).is_some_and(|r| self.adjoint_syms.contains(&r));
-            if !is_zero
-                || !adjoint_target
-                || !same_expr(x, y)
-                || !same_expr(x, x_again)
-                || !self.reads_no_adjoint_memory(e, x)
-            {
-                out.push(st);
-                continue;
-            }
-            let e = (**e).clone();
-            prev.kind = StmtKind::Assign {
-                lhs: y.clone(),
-                rhs: e,
-                sugar: AssignSugar::Plain,
-            };
-            prev.comments.leading.extend(st.comments.leading);
-            self.retag(prev, "adjoint/merge-increments");
             self.drop_copy_back(&mut out);
         }
         *stmts = out;
+    }
+
+    /// `X += E` (`X = X + E`) with X adjoint memory: `(X, E)`.
+    fn increment<'s>(&self, st: &'s Stmt) -> Option<(&'s Expr, &'s Expr)> {
+        let StmtKind::Assign {
+            lhs,
+            rhs,
+            sugar: AssignSugar::Compound(BinOp::Add),
+        } = &st.kind
+        else {
+            return None;
+        };
+        let ExprKind::Binary {
+            op: BinOp::Add,
+            lhs: again,
+            rhs: e,
+        } = &rhs.kind
+        else {
+            return None;
+        };
+        let adjoint = super::names::root_sym(lhs).is_some_and(|r| self.adjoint_syms.contains(&r));
+        (adjoint && same_expr(lhs, again)).then_some((lhs, &**e))
+    }
+
+    /// `X = 0.0; X += E;` as `X = E;`, when E cannot read X.
+    fn zeroed_increment(&self, prev: &Stmt, st: &Stmt) -> Option<StmtKind> {
+        let StmtKind::Assign {
+            lhs: x, rhs: zero, ..
+        } = &prev.kind
+        else {
+            return None;
+        };
+        let (y, e) = self.increment(st)?;
+        let is_zero = matches!(zero.kind, ExprKind::RealConst { value, .. } if value == 0.0);
+        (is_zero && same_expr(x, y) && self.reads_no_adjoint_memory(e, x)).then(|| {
+            StmtKind::Assign {
+                lhs: y.clone(),
+                rhs: e.clone(),
+                sugar: AssignSugar::Plain,
+            }
+        })
     }
 
     /// With `--explain`, `rule` replaces the rule tag that leads `st`'s
@@ -757,53 +723,20 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// `X += E; X += E;` (the adjoint of `m * m`) as one statement,
     /// `X += 2.0 * E`, when E cannot read X.
     fn doubled_increment(&self, prev: &Stmt, st: &Stmt) -> Option<StmtKind> {
-        let (
-            StmtKind::Assign {
-                lhs: x,
-                rhs: r1,
-                sugar: AssignSugar::Compound(BinOp::Add),
-            },
-            StmtKind::Assign {
-                lhs: y,
-                rhs: r2,
-                sugar: AssignSugar::Compound(BinOp::Add),
-            },
-        ) = (&prev.kind, &st.kind)
-        else {
-            return None;
-        };
-        let (
-            ExprKind::Binary {
-                op: BinOp::Add,
-                lhs: x1,
-                rhs: e1,
-            },
-            ExprKind::Binary {
-                op: BinOp::Add,
-                lhs: y1,
-                rhs: e2,
-            },
-        ) = (&r1.kind, &r2.kind)
-        else {
-            return None;
-        };
-        let adjoint_target =
-            super::names::root_sym(x).is_some_and(|r| self.adjoint_syms.contains(&r));
-        if !adjoint_target
-            || !same_expr(x, y)
-            || !same_expr(x, x1)
-            || !same_expr(y, y1)
-            || !same_expr(e1, e2)
-            || !self.reads_no_adjoint_memory(e1, x)
-        {
+        let (x, e1) = self.increment(prev)?;
+        let (y, e2) = self.increment(st)?;
+        if !same_expr(x, y) || !same_expr(e1, e2) || !self.reads_no_adjoint_memory(e1, x) {
             return None;
         }
+        let StmtKind::Assign { rhs: sum, .. } = &prev.kind else {
+            return None;
+        };
         let two = self.real(2.0, e1.ty.clone());
         let twice = Expr::new(
             ExprKind::Binary {
                 op: BinOp::Mul,
                 lhs: Box::new(two),
-                rhs: e1.clone(),
+                rhs: Box::new(e1.clone()),
             },
             e1.ty.clone(),
             e1.span,
@@ -813,11 +746,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             rhs: Expr::new(
                 ExprKind::Binary {
                     op: BinOp::Add,
-                    lhs: x1.clone(),
+                    lhs: Box::new(x.clone()),
                     rhs: Box::new(twice),
                 },
-                r1.ty.clone(),
-                r1.span,
+                sum.ty.clone(),
+                sum.span,
             ),
             sugar: AssignSugar::Compound(BinOp::Add),
         })

@@ -21,7 +21,8 @@
 //!   evaluates a call the original code skipped.
 
 use crate::il::validate::same_expr;
-use crate::il::{BinOp, Expr, ExprKind, Init, MathFn, Stmt, StmtKind, SymId};
+use crate::il::visit_expr;
+use crate::il::{AssignSugar, BinOp, Expr, ExprKind, Init, MathFn, Stmt, StmtId, StmtKind, SymId};
 
 /// What the sharing needs from the transformation that owns the output.
 pub trait Temps {
@@ -30,8 +31,8 @@ pub trait Temps {
     /// The `nth` temporary (from 0, counted per run) holding a value of
     /// `like`'s type, and the rule tag to put on its assignment.
     fn temp(&mut self, like: &Expr, nth: usize) -> Option<Expr>;
-    /// A statement `lhs = rhs` carrying `tangent/share-calls`'s tag.
-    fn assign(&self, lhs: Expr, rhs: Expr, model: &Stmt) -> Stmt;
+    /// `st` (a temporary's assignment) with the mode's rule tag.
+    fn tagged(&self, st: Stmt) -> Stmt;
 }
 
 /// Shares the repeated calls of every run of `stmts`, nested blocks
@@ -186,7 +187,17 @@ fn share_run(run: &mut [Stmt], temps: &mut dyn Temps) -> Vec<Stmt> {
             substitute(&mut def, *q, var);
         }
         let var = named.iter().find(|(q, _)| *q == p).map(|(_, v)| v.clone());
-        out.push(temps.assign(var.expect("every placeholder is named"), def, &run[0]));
+        let st = Stmt {
+            id: StmtId(0),
+            kind: StmtKind::Assign {
+                lhs: var.expect("every placeholder is named"),
+                rhs: def,
+                sugar: AssignSugar::Plain,
+            },
+            span: run[0].span,
+            comments: Default::default(),
+        };
+        out.push(temps.tagged(st));
     }
     for e in window(run, temps) {
         for (q, var) in &named {
@@ -219,7 +230,7 @@ fn most_shared(exprs: &[&mut Expr], temps: &dyn Temps) -> Option<Expr> {
         if occurrences.len() < 2 || !occurrences.iter().any(|&a| a) {
             continue;
         }
-        let size = node_count(c);
+        let size = crate::simplify::node_count(c);
         if best.is_none_or(|(_, s)| size > s) {
             best = Some((c, size));
         }
@@ -293,45 +304,12 @@ fn worth_sharing(f: MathFn) -> bool {
 
 fn reads_derivative(e: &Expr, temps: &dyn Temps) -> bool {
     let mut found = false;
-    each_sub(e, &mut |s| {
+    visit_expr(e, &mut |s| {
         if let ExprKind::Var(v) = s.kind {
             found |= temps.is_derivative(v);
         }
     });
     found
-}
-
-fn node_count(e: &Expr) -> usize {
-    let mut n = 0;
-    each_sub(e, &mut |_| n += 1);
-    n
-}
-
-fn each_sub(e: &Expr, f: &mut impl FnMut(&Expr)) {
-    f(e);
-    match &e.kind {
-        ExprKind::Index { base: a, index: b } | ExprKind::Binary { lhs: a, rhs: b, .. } => {
-            each_sub(a, f);
-            each_sub(b, f);
-        }
-        ExprKind::Field { base: a, .. }
-        | ExprKind::Deref(a)
-        | ExprKind::AddrOf(a)
-        | ExprKind::Unary { arg: a, .. }
-        | ExprKind::Cast { arg: a, .. }
-        | ExprKind::SizeOfExpr(a) => each_sub(a, f),
-        ExprKind::Intrinsic { args, .. } => {
-            for a in args {
-                each_sub(a, f);
-            }
-        }
-        ExprKind::Cond { cond, then, other } => {
-            each_sub(cond, f);
-            each_sub(then, f);
-            each_sub(other, f);
-        }
-        _ => {}
-    }
 }
 
 /// Replaces each read of `sym` by `by`.

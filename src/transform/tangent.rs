@@ -581,17 +581,7 @@ impl super::share::Temps for TangentHost<'_, '_> {
         Some(v)
     }
 
-    fn assign(&self, lhs: Expr, rhs: Expr, model: &Stmt) -> Stmt {
-        let st = Stmt {
-            id: StmtId(0),
-            kind: StmtKind::Assign {
-                lhs,
-                rhs,
-                sugar: AssignSugar::Plain,
-            },
-            span: model.span,
-            comments: Default::default(),
-        };
+    fn tagged(&self, st: Stmt) -> Stmt {
         self.tag(vec![st], "tangent/share-calls")
             .pop()
             .expect("one statement in, one out")

@@ -98,3 +98,12 @@ pub fn compile<S: AsRef<std::ffi::OsStr>>(
         Err(String::from_utf8_lossy(&result.stderr).into_owned())
     }
 }
+
+/// Generated C without its comments (`/* rule */` tags, the user's
+/// comments): what the compiler sees, for counting calls in it.
+pub fn code_without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("/*").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
