@@ -664,7 +664,7 @@ const STRUCT_PARTS: &[(&str, &str, &str)] = &[
     (
         "adjoint/struct-by-value",
         "struct_address",
-        "kick_bwd(&s, &sb_local, f, fb);",
+        "kick_b(&s, &sb_local, f, fb);",
     ),
     (
         "adjoint/struct-field-wise",
@@ -674,7 +674,7 @@ const STRUCT_PARTS: &[(&str, &str, &str)] = &[
     (
         "adjoint/struct-result",
         "struct_value",
-        "static void cross_bwd(Vec3 p, Vec3_b *pb, Vec3 q, Vec3_b *qb, Vec3_b crossb)",
+        "static void cross_b(Vec3 p, Vec3_b *pb, Vec3 q, Vec3_b *qb, Vec3_b crossb)",
     ),
     ("adjoint/struct-init", "struct_nested", "w.x = a * b.p.x;"),
 ];
@@ -860,11 +860,54 @@ fn shared_calls_in_the_backward_sweep_are_computed_once() {
 fn zeroed_then_incremented_adjoints_are_assigned_once() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
     let g = generate(&dir.join("bench_ode.c"), false).unwrap();
-    let body = &g.text[g.text.find("rhs_bwd(").unwrap()..];
+    let body = &g.text[g.text.find("rhs_b(").unwrap()..];
     assert!(body.contains("tempb = sb;\n            ab["), "{body}");
     assert!(!body.contains("sb += tempb"), "{body}");
     // `m * m`: one increment of mb with twice the partial.
     let g = generate(&dir.join("bench_conv.c"), false).unwrap();
     assert!(g.text.contains("mb += 2.0 * (m * tempb0);"), "{}", g.text);
     assert_eq!(g.text.matches("mb += ").count(), 1, "{}", g.text);
+}
+
+/// `adjoint/proc-fused`, `adjoint/junction`: a checkpointed callee gets one
+/// procedure `P_b` running its two sweeps, called once where the caller's
+/// backward sweep used to call `P_fwd` then `P_bwd`; the loop counter its
+/// forward sweep saved is popped right back, so both go, and the sum that
+/// only the dropped `return` read is not computed. `--split` keeps the
+/// pair.
+#[test]
+fn checkpointed_callees_run_one_fused_adjoint() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let g = generate(&dir.join("bench_conv.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    assert!(
+        !code.contains("conv_at_fwd") && !code.contains("conv_at_bwd"),
+        "{code}"
+    );
+    let start = code.find("static void conv_at_b(").unwrap();
+    let fused = &code[start..start + code[start..].find("\n}\n").unwrap()];
+    assert!(
+        !fused.contains("aioli_push") && !fused.contains("aioli_pop"),
+        "{fused}"
+    );
+    assert!(
+        !fused.contains("s += ") && !fused.contains("return"),
+        "{fused}"
+    );
+    assert!(
+        fused.contains("kcb[q] += xc[p - half + q] * tempb;"),
+        "{fused}"
+    );
+    // One call of the fused adjoint per call of conv_at.
+    assert_eq!(code.matches("conv_at_b(\n").count(), 2, "{code}");
+    let split = generate_with(
+        &dir.join("bench_conv.c"),
+        &AdjointOptions {
+            split: true,
+            ..AdjointOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(split.text.contains("conv_at_fwd(") && split.text.contains("conv_at_bwd("));
+    assert!(!split.text.contains("conv_at_b("));
 }

@@ -216,6 +216,20 @@ pub fn adjoint_trace(
         .filter_map(|c| a.facts.get(c))
         .flat_map(|f| f.calls.values().filter_map(|site| site.callee))
         .collect();
+    // Which procedures checkpointed calls reach (they get the fused `P_b`)
+    // and which other active calls reach (they get `P_fwd` and `P_bwd`).
+    let (mut joint_called, mut split_called) = (HashSet::new(), HashSet::new());
+    for c in &diff_procs {
+        let Some(f) = a.facts.get(c) else { continue };
+        for (&i, site) in &f.calls {
+            let Some(callee) = site.callee else { continue };
+            if a.checkpointed_point(f, i) {
+                joint_called.insert(callee);
+            } else if a.is_active_call(*c, f.points[i].kind.stmt().id) {
+                split_called.insert(callee);
+            }
+        }
+    }
     let mut aprocs: HashMap<ProcId, AdjointProcs> = HashMap::new();
     for &p in &diff_procs {
         let orig = program.proc(p);
@@ -229,13 +243,22 @@ pub fn adjoint_trace(
             });
             id
         };
-        // A head gets `P_b`; a procedure that differentiated code calls
-        // gets `P_fwd` and `P_bwd`; a recursive head gets all three.
+        // A head gets `P_b`; a procedure that checkpointed calls reach gets
+        // the fused `P_b` (`adjoint/proc-fused`), one that other calls
+        // reach gets `P_fwd` and `P_bwd`; a recursive head gets its `P_b`
+        // and the pair, its `P_b` saving nothing for a caller.
         let mut procs = AdjointProcs::default();
         if heads.contains(&p) {
             procs.joint = Some(make("_b", &mut out));
+        } else if joint_called.contains(&p) {
+            procs.fused = Some(make("_b", &mut out));
         }
-        if !heads.contains(&p) || called_by_diff.contains(&p) {
+        let pair_needed = if heads.contains(&p) {
+            called_by_diff.contains(&p)
+        } else {
+            split_called.contains(&p) || !joint_called.contains(&p)
+        };
+        if pair_needed {
             procs.fwd = Some(make("_fwd", &mut out));
             procs.bwd = Some(make("_bwd", &mut out));
         }
@@ -283,9 +306,15 @@ pub fn adjoint_trace(
             .stmts;
         let span = program.proc(p).span;
         let procs = host.aprocs[&p];
-        // The joint version first (as a head), then the split pair.
+        // The joint version first (as a head), then the split pair and the
+        // fused procedure, which share one translation.
         for split in [false, true] {
-            if (if split { procs.fwd } else { procs.joint }).is_none() {
+            let wanted = if split {
+                procs.fwd.or(procs.fused)
+            } else {
+                procs.joint
+            };
+            if wanted.is_none() {
                 continue;
             }
             if split {
@@ -313,7 +342,10 @@ pub fn adjoint_trace(
 
 #[derive(Clone, Copy, Debug, Default)]
 struct AdjointProcs {
+    /// A head's `P_b`.
     joint: Option<ProcId>,
+    /// A callee's `P_b`: `P_fwd` and `P_bwd` fused (`adjoint/proc-fused`).
+    fused: Option<ProcId>,
     fwd: Option<ProcId>,
     bwd: Option<ProcId>,
 }
@@ -2530,6 +2562,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 });
             }
         });
+        self.cancel_junction_saves(&mut all);
         drop_unread_scalars(&mut all, &candidates);
         super::share::share_calls(&mut all, self);
         let mut body = all;
@@ -2612,6 +2645,118 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         Ok(())
     }
 
+    /// `adjoint/junction`: `push(V) ; S ; V = pop()` with S touching
+    /// neither the stack (no call) nor V (V a scalar whose address is never
+    /// taken) pops the value V still holds: both are dropped. This is where
+    /// a forward sweep meets its backward sweep in one procedure (a loop's
+    /// final counter, a value saved by a last assignment).
+    fn cancel_junction_saves(&self, body: &mut Vec<Stmt>) {
+        const PAIRS: [(&str, &str); 5] = [
+            ("aioli_push_real8", "aioli_pop_real8"),
+            ("aioli_push_real4", "aioli_pop_real4"),
+            ("aioli_push_int", "aioli_pop_int"),
+            ("aioli_push_long", "aioli_pop_long"),
+            ("aioli_push_pointer", "aioli_pop_pointer"),
+        ];
+        let pairs: Vec<(ProcId, ProcId)> = PAIRS
+            .iter()
+            .filter_map(|(push, pop)| Some((*self.runtime.get(push)?, *self.runtime.get(pop)?)))
+            .collect();
+        let mut address_taken = HashSet::new();
+        crate::il::visit_stmts(body, &mut |s| {
+            for e in super::names::stmt_exprs(s) {
+                visit(e, &mut |x| {
+                    if let ExprKind::AddrOf(r) = &x.kind
+                        && let Some(v) = super::names::root_sym(r)
+                    {
+                        address_taken.insert(v);
+                    }
+                });
+            }
+        });
+        let is_scalar = |v: SymId| {
+            matches!(
+                self.out.resolve(&self.out.symbols[v.index()].ty.ty),
+                Type::Real(_) | Type::Int { .. } | Type::Pointer(_)
+            )
+        };
+        let popped = |s: &Stmt| match &s.kind {
+            StmtKind::Call {
+                callee,
+                result:
+                    Some(Expr {
+                        kind: ExprKind::Var(v),
+                        ..
+                    }),
+                ..
+            } => pairs
+                .iter()
+                .find(|(_, pop)| pop == callee)
+                .map(|(push, _)| (*push, *v)),
+            _ => None,
+        };
+        let pushes = |s: &Stmt, push: ProcId, v: SymId| match &s.kind {
+            StmtKind::Call {
+                callee,
+                args,
+                result: None,
+                ..
+            } if *callee == push => {
+                let mut arg = args.first();
+                while let Some(Expr {
+                    kind: ExprKind::Cast { arg: inner, .. },
+                    ..
+                }) = arg
+                {
+                    arg = Some(inner);
+                }
+                matches!(arg, Some(Expr { kind: ExprKind::Var(w), .. }) if *w == v)
+            }
+            _ => false,
+        };
+        let has_call = |s: &Stmt| {
+            let mut found = false;
+            crate::il::visit_stmts(std::slice::from_ref(s), &mut |x| {
+                found |= matches!(x.kind, StmtKind::Call { .. });
+            });
+            found
+        };
+        crate::il::rewrite_stmt_lists(body, &mut |list| {
+            let mut j = 0;
+            while j < list.len() {
+                let Some((push, v)) = popped(&list[j]) else {
+                    j += 1;
+                    continue;
+                };
+                if !is_scalar(v) || address_taken.contains(&v) {
+                    j += 1;
+                    continue;
+                }
+                let mut matched = None;
+                for i in (0..j).rev() {
+                    if pushes(&list[i], push, v) {
+                        matched = Some(i);
+                        break;
+                    }
+                    let mut whole = HashSet::new();
+                    let mut parts = HashSet::new();
+                    assigned_vars(std::slice::from_ref(&list[i]), &mut whole, &mut parts);
+                    if has_call(&list[i]) || whole.contains(&v) || parts.contains(&v) {
+                        break;
+                    }
+                }
+                match matched {
+                    Some(i) => {
+                        list.remove(j);
+                        list.remove(i);
+                        j -= 1;
+                    }
+                    None => j += 1,
+                }
+            }
+        });
+    }
+
     /// The adjoint of an original reference (`ref` relation).
     fn ref_adjoint(&mut self, r: &'x Expr) -> Result<Expr, ApplyError> {
         let rules = self.rules;
@@ -2683,7 +2828,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let generated: Vec<ProcId> = self
             .aprocs
             .values()
-            .flat_map(|a| [a.joint, a.fwd, a.bwd])
+            .flat_map(|a| [a.joint, a.fused, a.fwd, a.bwd])
             .flatten()
             .collect();
         let mut stack = generated.clone();
@@ -2739,7 +2884,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                         && let Some(a) = self.aprocs.get(&p)
                     {
                         // A recursive head's `P_b` calls `P_fwd`/`P_bwd`.
-                        for id in [a.fwd, a.bwd, a.joint].into_iter().flatten() {
+                        for id in [a.fwd, a.bwd, a.fused, a.joint].into_iter().flatten() {
                             items.push(Item {
                                 kind: ItemKind::Function(id),
                                 ..item.clone()
@@ -2794,7 +2939,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let generated: HashSet<ProcId> = self
             .aprocs
             .values()
-            .flat_map(|a| [a.joint, a.fwd, a.bwd])
+            .flat_map(|a| [a.joint, a.fused, a.fwd, a.bwd])
             .flatten()
             .collect();
         super::declare_before_use(&self.out, &generated, &mut items);
@@ -2822,7 +2967,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let generated: Vec<ProcId> = self
             .aprocs
             .values()
-            .flat_map(|a| [a.joint, a.fwd, a.bwd])
+            .flat_map(|a| [a.joint, a.fused, a.fwd, a.bwd])
             .flatten()
             .collect();
         super::tangent::add_digamma_if_called(
@@ -2844,7 +2989,7 @@ fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
     let mut dead: HashSet<SymId> = HashSet::new();
     loop {
         let mut read = HashSet::new();
-        reads(body, &mut read);
+        reads_but_self_updates(body, &mut read);
         let before = dead.len();
         dead.extend(hoisted.iter().copied().filter(|s| !read.contains(s)));
         if dead.len() == before {
@@ -2870,6 +3015,33 @@ fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
             }
             visit(e, &mut |x| {
                 if let ExprKind::Var(v) = x.kind {
+                    out.insert(v);
+                }
+            });
+        }
+    });
+}
+
+/// Variables whose values statements read, but for a variable's reads in
+/// its own update (`s += a[i]`, `s = 2.0 * s`): a variable read only there
+/// is read by nothing else.
+fn reads_but_self_updates(stmts: &[Stmt], out: &mut HashSet<SymId>) {
+    crate::il::visit_stmts(stmts, &mut |s| {
+        let (skip, own) = match &s.kind {
+            StmtKind::Assign { lhs, .. } => (Some(lhs), var_path_root(lhs)),
+            StmtKind::Call {
+                result: Some(r), ..
+            } => (Some(r), None),
+            _ => (None, None),
+        };
+        for e in super::names::stmt_exprs(s) {
+            if skip.is_some_and(|k| std::ptr::eq(k, e)) && var_path_root(e).is_some() {
+                continue;
+            }
+            visit(e, &mut |x| {
+                if let ExprKind::Var(v) = x.kind
+                    && Some(v) != own
+                {
                     out.insert(v);
                 }
             });
@@ -4067,20 +4239,29 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 };
                 AVal::Code(self.tag(code, rule))
             }
-            "call-recompute" => {
-                // `adjoint/call-joint`: the callee's forward sweep, run again
-                // from the snapshot; its result was assigned the first time.
-                arity(1, &args)?;
-                let (s, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
-                let StmtKind::Call { args: cargs, .. } = &s.kind else {
-                    unreachable!("a call, checked by current_call_sweep")
-                };
-                let code = vec![self.call_stmt(fwd, cargs.clone(), None)];
-                AVal::Code(self.tag(code, rule))
-            }
-            "call-backward" => {
+            "call-backward" | "call-adjoint" => {
                 arity(2, &args)?;
-                let (s, bwd) = self.current_call_sweep(head, Sweep::Backward)?;
+                // `call-adjoint` runs the callee's two sweeps back to back:
+                // its fused `P_b`, or `P_fwd` then `P_bwd` for a recursive
+                // head (whose own `P_b` saves nothing for a caller).
+                let fused = match self.stmt().map(|s| &s.kind) {
+                    Some(StmtKind::Call { callee, .. }) if head == "call-adjoint" => {
+                        self.aprocs.get(callee).and_then(|a| a.fused)
+                    }
+                    _ => None,
+                };
+                let (s, bwd) = match fused {
+                    Some(p_b) => (self.stmt().expect("a call, matched above"), p_b),
+                    None => self.current_call_sweep(head, Sweep::Backward)?,
+                };
+                let mut code = Vec::new();
+                if head == "call-adjoint" && fused.is_none() {
+                    let (_, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
+                    let StmtKind::Call { args: cargs, .. } = &s.kind else {
+                        unreachable!("a call, checked by current_call_sweep")
+                    };
+                    code.push(self.call_stmt(fwd, cargs.clone(), None));
+                }
                 let StmtKind::Call { result, callee, .. } = &s.kind else {
                     unreachable!("a call, checked by current_call_sweep")
                 };
@@ -4090,7 +4271,6 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         cargs.push(self.expr_of(it)?);
                     }
                 }
-                let mut code = Vec::new();
                 let callee_ret = self.program.proc(*callee).ret.clone();
                 let valued =
                     |ty: &QualType| real_rank(self.program, ty) > 0 || is_struct(self.program, ty);
@@ -4157,7 +4337,29 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 if let Some(r) = self.result_adjoint {
                     params.push(r);
                 }
-                let id = self.aprocs[&self.proc].bwd.expect("split procs have a bwd");
+                let procs = self.aprocs[&self.proc];
+                let mut fwd = self.pending_fwd.take().unwrap_or_default();
+                if let Some(fused) = procs.fused {
+                    // `adjoint/proc-fused`: F then B in one body; B reads
+                    // the locals where F left them, so nothing is saved at
+                    // the junction, and the result is not returned.
+                    let mut body = fwd.clone();
+                    if matches!(body.last().map(|s| &s.kind), Some(StmtKind::Return(_))) {
+                        body.pop();
+                    }
+                    body.extend(bwd.iter().cloned());
+                    self.make_proc(
+                        fused,
+                        params.clone(),
+                        QualType::void(),
+                        body,
+                        Vec::new(),
+                        true,
+                    )?;
+                }
+                let Some(id) = procs.bwd else {
+                    return Ok(AVal::Code(Vec::new()));
+                };
                 let saved = self.read_in(&bwd);
                 let pops: Vec<Stmt> = saved
                     .iter()
@@ -4165,7 +4367,6 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     .flat_map(|&s| self.pop_all(&self.var(s)))
                     .collect();
                 self.make_proc(id, params, QualType::void(), bwd, pops, true)?;
-                let mut fwd = self.pending_fwd.take().unwrap_or_default();
                 let pushes: Vec<Stmt> = saved
                     .iter()
                     .flat_map(|&s| self.push_all(&self.var(s)))
