@@ -521,3 +521,45 @@ fn shared_calls_are_computed_once_and_keep_the_values() {
     assert!(horner.text.contains("double dpd = 0.0, dp = 0.0;"));
     assert!(!horner.text.contains("dpd = 0.0;\n"), "{}", horner.text);
 }
+
+/// `tangent/recurrence`: in a loop, a derivative assignment reading its
+/// own target puts that target last, so one iteration waits for the
+/// previous one through one multiplication and one addition: Horner's
+/// `pd` keeps its terms and moves its own last; the Newton step's `zd`,
+/// read in several terms, becomes R + C * zd; `termd`'s division moves
+/// into its coefficient. A recurrence outside a loop is left as written.
+#[test]
+fn recurrences_put_their_own_derivative_last() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tangent");
+    let g = generate(&dir.join("bench_horner.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    assert!(code.contains("pd = p * td + coefd[k] + pd * t;"), "{code}");
+    assert!(code.contains("dpd = dp * td + pd + dpd * t;"), "{code}");
+    let g = generate(&dir.join("while_loop.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    let zd = &code[code.find("zd =\n").unwrap()..];
+    let zd = zd[..zd.find(';').unwrap()]
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(zd.ends_with("* zd"), "{zd}");
+    assert_eq!(zd.matches("zd").count(), 2, "{zd}");
+    assert!(
+        code.contains("termd = term * xd / k + x / k * termd;"),
+        "{code}"
+    );
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("once.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='once(y)/(x)'\nvoid once(double x, double *y)\n{\n    double s = x;\n    s = (s * x + x) / (s + 2.0);\n    *y = s;\n}\n",
+    )
+    .unwrap();
+    let g = generate(&path, false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    let sd = &code[code.find("sd =").unwrap()..];
+    assert!(
+        !sd[..sd.find(';').unwrap()].trim_end().ends_with("* sd"),
+        "{code}"
+    );
+}

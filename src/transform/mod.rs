@@ -84,6 +84,7 @@ pub(crate) fn declare_before_use(
     items.splice(at..at, protos);
 }
 pub mod names;
+pub mod recurrence;
 pub mod share;
 pub mod structure;
 pub mod tangent;

@@ -548,6 +548,16 @@ struct TangentHost<'x, 'a> {
     diff_formals: std::cell::RefCell<HashMap<(ProcId, usize), bool>>,
 }
 
+impl super::recurrence::Recurrences for TangentHost<'_, '_> {
+    fn is_derivative(&self, s: SymId) -> bool {
+        <Self as super::share::Temps>::is_derivative(self, s)
+    }
+
+    fn simplify(&self, e: Expr) -> Expr {
+        TangentHost::simplify(self, e)
+    }
+}
+
 impl super::share::Temps for TangentHost<'_, '_> {
     fn is_derivative(&self, s: SymId) -> bool {
         self.primal_syms.contains_key(&s) || self.info.derivative_syms.contains(&s)
@@ -3061,6 +3071,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             }
         }
         self.drop_resets_after_zero_decls(&mut body_code);
+        super::recurrence::shorten_recurrences(&mut body_code, self);
         self.call_temps.clear();
         super::share::share_calls(&mut body_code, self);
         let mut head = std::mem::take(&mut self.pending_decls);
