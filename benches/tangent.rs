@@ -63,7 +63,27 @@ fn rt_of(path: &Path, work: &Path) -> Result<Option<(f64, f64)>, String> {
     })
 }
 
+/// The fastest of `AIOLI_BENCH_RUNS` (default 3) runs on the same file: the
+/// machine's other work only ever adds time.
 fn tool_seconds(lines: usize) -> Result<(usize, f64), String> {
+    let runs: usize = std::env::var("AIOLI_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let mut best: Option<(usize, f64, String)> = None;
+    for _ in 0..runs {
+        let (actual, total, phases) = tool_seconds_once(lines)?;
+        if best.as_ref().is_none_or(|b| total < b.1) {
+            best = Some((actual, total, phases));
+        }
+    }
+    let (actual, total, phases) = best.expect("at least one run");
+    eprintln!("{phases}");
+    Ok((actual, total))
+}
+
+fn tool_seconds_once(lines: usize) -> Result<(usize, f64, String), String> {
     let text = realistic_c(lines, 42);
     let actual = text.lines().count();
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
@@ -96,13 +116,13 @@ fn tool_seconds(lines: usize) -> Result<(usize, f64), String> {
     let text = aioli::back::print_c(&out, &loaded.sources);
     std::hint::black_box(text);
     let total = start.elapsed().as_secs_f64();
-    eprintln!(
+    let phases = format!(
         "  {actual} lines: front {loaded_at:.2} s, analyses {:.2} s, rules {:.2} s, printing {:.2} s",
         analysed_at - loaded_at,
         transformed_at - analysed_at,
         total - transformed_at
     );
-    Ok((actual, total))
+    Ok((actual, total, phases))
 }
 
 fn main() {
