@@ -563,3 +563,32 @@ fn recurrences_put_their_own_derivative_last() {
         "{code}"
     );
 }
+
+/// `tangent/names`, `tangent/actual-dummy`: a struct whose pointer member
+/// points to passive data, passed where the callee's formal has a
+/// derivative, would get a zero dummy with null pointer members: refused,
+/// at the call, instead of writing code that dereferences null.
+#[test]
+fn a_dummy_derivative_holding_pointers_is_refused_at_the_call() {
+    let src = "typedef struct { double *v; int n; } Vec;\n\
+static double dot(const Vec *a, const Vec *b)\n\
+{\n\
+    double s = 0.0;\n\
+    for (int i = 0; i < a->n; i++) s += a->v[i] * b->v[i];\n\
+    return s;\n\
+}\n\
+double f(int n, const double *x, double *data)\n\
+{\n\
+    double buf[8];\n\
+    for (int i = 0; i < n; i++) buf[i] = 2.0 * x[i];\n\
+    Vec a, b;\n\
+    a.v = buf;\n\
+    a.n = n;\n\
+    b.v = data;\n\
+    b.n = n;\n\
+    return dot(&a, &b) + dot(&b, &a);\n\
+}\n";
+    let err = tangent_of_text("dummy.c", src, "f(f)/(x)", &[]).unwrap_err();
+    assert!(err.contains("dummy.c:17:8: error:"), "{err}");
+    assert!(err.contains("null pointers"), "{err}");
+}

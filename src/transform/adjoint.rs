@@ -1813,6 +1813,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
             }
             ExprKind::Var(v) if is_pointer(self.program, &e.ty) => self.diff.syms.contains(v),
+            // A pointer member whose target is diff (`a.v = buf`).
+            ExprKind::Field { .. } if is_pointer(self.program, &e.ty) => {
+                self.a.is_diff(self.proc, e) || self.diff.is_diff_ref(self.program, e)
+            }
+            // A struct whose only diff part is a pointer member's target.
+            ExprKind::Var(v) if is_struct(self.program, &e.ty) && self.diff.syms.contains(v) => {
+                true
+            }
             _ => self.a.is_diff(self.proc, e),
         }
     }
@@ -1853,7 +1861,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             return false;
         };
         let ty = &self.program.sym(s).ty;
-        has_real(self.program, ty) && self.a.is_diff_formal_arg(p, i)
+        // A pointer whose target holds diff memory only through a pointer
+        // member (`a->v[i]`) is in the diff symbols, not the diff formals.
+        has_real(self.program, ty)
+            && (self.a.is_diff_formal_arg(p, i) || self.diff.syms.contains(&s))
     }
 
     /// The zero adjoint buffer passed for call `s`'s pointer argument `i`,

@@ -59,6 +59,30 @@ impl DiffSets {
                 mark_path(program, &ty, &info.path, &mut d.fields);
             }
         }
+        // A struct variable with a pointer member that may point to diff
+        // memory (`v.data = buf` with buf active) needs a derivative whose
+        // member follows it, even where nothing here dereferences the
+        // member (a callee does, through `&v`).
+        for &p in procs {
+            let Some(f) = a.facts.get(&p) else { continue };
+            for (z, place) in f.pts_before.iter().flatten().chain(f.exit_pts.iter()) {
+                let info = a.locs.zone(*z);
+                let ObjKind::Var(sym) = a.locs.object(info.obj).kind else {
+                    continue;
+                };
+                if info.path.is_empty() {
+                    continue;
+                }
+                if a.locs
+                    .place_zones(*place)
+                    .iter()
+                    .any(|t| a.diff_zones.contains(t))
+                {
+                    d.syms.insert(sym);
+                    mark_path(program, &program.sym(sym).ty, &info.path, &mut d.fields);
+                }
+            }
+        }
         // Pointers that designate diff memory, and what their values come
         // from, need derivatives too: iterate over pointer assignments.
         loop {
@@ -418,5 +442,22 @@ impl DiffTypes {
             },
             _ => ty.clone(),
         }
+    }
+}
+
+/// Does a value of type `ty` hold a pointer (itself, an element, a field)?
+pub(crate) fn holds_pointer(p: &Program, ty: &Type, depth: usize) -> bool {
+    if depth > 32 {
+        return true;
+    }
+    match p.resolve(ty) {
+        Type::Pointer(_) => true,
+        Type::Array { elem, .. } => holds_pointer(p, &elem.ty, depth + 1),
+        Type::Struct(s) => p
+            .strukt(*s)
+            .fields
+            .iter()
+            .any(|f| holds_pointer(p, &f.ty.ty, depth + 1)),
+        _ => false,
     }
 }

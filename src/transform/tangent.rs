@@ -1744,20 +1744,18 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
     fn enter(&mut self, _relation: &str, node: &Val<'a>) {
         if let Val::Stmt(s) = node {
             self.stmts.push(s);
+            // An error is reported at the statement last entered.
+            self.error_span = Some(s.span);
         }
     }
 
     fn leave(&mut self, _relation: &str, node: &Val<'a>) {
         if let Val::Stmt(_) = node {
-            if self.error_span.is_none() {
-                // Keep the innermost statement for an error on the way out.
-            }
             self.stmts.pop();
         }
     }
 
     fn guard(&mut self, name: &str, args: &[Val<'a>], node: &Val<'a>) -> Result<bool, ApplyError> {
-        self.error_span.get_or_insert(self.span());
         let subject = args.first().unwrap_or(node);
         let r = match name {
             "isLiveForDiff" => match self.stmt() {
@@ -3124,7 +3122,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             if let Some(d) = reset_of(st) {
                 return !zeroed.contains(&d);
             }
-            zeroed.clear();
+            // A declaration writes only the variables it declares: a reset
+            // after further declarations still follows the zeroing one.
+            if !matches!(st.kind, StmtKind::Decl { .. }) {
+                zeroed.clear();
+            }
             if let StmtKind::Decl { vars, .. } = &st.kind {
                 for v in vars {
                     if let Some(Init::Expr(e)) = &v.init
@@ -3351,6 +3353,15 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     } else {
                         self.types.of(&self.out, &e.ty)
                     };
+                    if super::names::holds_pointer(&self.out, &ty.ty, 0) {
+                        // Its pointer members would be null where the
+                        // callee reads derivatives through them.
+                        return Err(ApplyError::new(format!(
+                            "argument {} of this call has no derivative here, and a zero derivative of \
+                             its type would hold null pointers the callee reads through",
+                            i + 1
+                        )));
+                    }
                     let (var, mut decl) = self.temp(&ty, "dummyd")?;
                     if let ExprKind::Var(v) = var.kind {
                         self.info.derivative_syms.insert(v);

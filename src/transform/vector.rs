@@ -2018,23 +2018,7 @@ fn local_object(v: &Vectorizer<'_>, a: &Expr) -> bool {
     };
     let root_is_local = super::names::root_sym(object)
         .is_some_and(|s| matches!(v.p.sym(s).kind, SymKind::Local | SymKind::Temp));
-    root_is_local && !shared(v, object) && !holds_pointer(&v.p, &ty.ty, 0)
-}
-
-fn holds_pointer(p: &Program, ty: &Type, depth: usize) -> bool {
-    if depth > 32 {
-        return true;
-    }
-    match p.resolve(ty) {
-        Type::Pointer(_) => true,
-        Type::Array { elem, .. } => holds_pointer(p, &elem.ty, depth + 1),
-        Type::Struct(s) => p
-            .strukt(*s)
-            .fields
-            .iter()
-            .any(|f| holds_pointer(p, &f.ty.ty, depth + 1)),
-        _ => false,
-    }
+    root_is_local && !shared(v, object) && !super::names::holds_pointer(&v.p, &ty.ty, 0)
 }
 
 /// The derivative procedures that may write a derivative global, directly
