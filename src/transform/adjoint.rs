@@ -2725,10 +2725,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
             _ => false,
         };
+        // A call may push, pop or write V; an allocation writes its
+        // target without being an assignment: the scan stops at either.
         let has_call = |s: &Stmt| {
             let mut found = false;
             crate::il::visit_stmts(std::slice::from_ref(s), &mut |x| {
-                found |= matches!(x.kind, StmtKind::Call { .. });
+                found |= matches!(
+                    x.kind,
+                    StmtKind::Call { .. } | StmtKind::Alloc { .. } | StmtKind::Free { .. }
+                );
             });
             found
         };
