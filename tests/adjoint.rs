@@ -125,6 +125,8 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/ref-addr", "call_repeated"),
     ("adjoint/ref-offset", "alias_readonly"),
     ("adjoint/ref-offset-sub", "pointer_walk"),
+    ("adjoint/ref-offset-left", "pointer_arith_local"),
+    ("adjoint/ref-cond", "pointer_arith_local"),
 ];
 
 /// Rules no fixture of the corpus reaches, with the reason.

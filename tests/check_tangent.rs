@@ -371,3 +371,33 @@ fn signature_mismatches_are_reported() {
     .unwrap_err();
     assert!(err.to_string().contains("no 'f_d'"), "{err}");
 }
+
+/// `aioli check` on a file named without a directory that includes a local
+/// header: the derivative files, written elsewhere, find the header in the
+/// original's directory (the current one).
+#[test]
+fn a_local_header_is_found_for_a_file_in_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sqr.h"), "#define SQR(a) ((a) * (a))\n").unwrap();
+    std::fs::write(
+        dir.path().join("sqr.c"),
+        "#include \"sqr.h\"\ndouble f(const double *x)\n{\n    return SQR(x[0]);\n}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .current_dir(dir.path())
+        .args([
+            "check",
+            "sqr.c",
+            "--head",
+            "f(f)/(x)",
+            "--domain",
+            "x[1]=[0.5,1]",
+        ])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("PASSED"), "{text}");
+}

@@ -592,3 +592,30 @@ double f(int n, const double *x, double *data)\n\
     assert!(err.contains("dummy.c:17:8: error:"), "{err}");
     assert!(err.contains("null pointers"), "{err}");
 }
+
+/// `adjoint/refuse` (both modes): a helper returning a pointer to memory
+/// with derivatives is refused at the call, not differentiated with an
+/// unset derivative pointer.
+#[test]
+fn a_pointer_result_to_active_memory_is_refused_at_the_call() {
+    let src = "#include <stdlib.h>\n\
+static double *sq(const double *z)\n\
+{\n\
+double *p = malloc(sizeof(double));\n\
+p[0] = z[0] * z[0];\n\
+return p;\n\
+}\n\
+double f(const double *z)\n\
+{\n\
+double *p = sq(z);\n\
+double r = p[0];\n\
+free(p);\n\
+return r;\n\
+}\n";
+    let err = tangent_of_text("ptr.c", src, "f(f)/(z)", &[]).unwrap_err();
+    assert!(err.contains("ptr.c:10:13: error:"), "{err}");
+    assert!(
+        err.contains("'sq' returns a pointer to memory that has derivatives"),
+        "{err}"
+    );
+}

@@ -1914,9 +1914,12 @@ pub(crate) fn load_derivative(
 ) -> Result<front::Loaded, CheckError> {
     let mut front_options = front.clone();
     for p in [path, original_path] {
-        if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-            front_options.include_dirs.insert(0, d.to_path_buf());
-        }
+        // A file named without a directory is in the current one.
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        front_options.include_dirs.insert(0, dir);
     }
     front::load(path, &front_options).map_err(|(sources, d)| {
         let text = diag::render(&sources, &d);

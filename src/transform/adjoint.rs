@@ -171,6 +171,7 @@ pub fn adjoint_trace(
     let mut out = program.clone();
     let mut namer = Namer::of(program);
     let diff = DiffSets::of(a, &a.order);
+    super::names::refuse_pointer_results(program, &diff, &a.order)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
     let mut runtime = HashMap::new();
@@ -1806,7 +1807,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 lhs,
                 rhs,
             } if is_pointer(self.program, &e.ty) => {
-                if is_pointer(self.program, &lhs.ty) {
+                if is_pointer(self.program, &lhs.ty)
+                    || matches!(self.program.resolve(&lhs.ty.ty), Type::Array { .. })
+                {
                     self.is_diff_address(lhs)
                 } else {
                     self.is_diff_address(rhs)
@@ -1820,6 +1823,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             // A struct whose only diff part is a pointer member's target.
             ExprKind::Var(v) if is_struct(self.program, &e.ty) && self.diff.syms.contains(v) => {
                 true
+            }
+            ExprKind::Index { .. } | ExprKind::Field { .. } if is_struct(self.program, &e.ty) => {
+                self.a.is_diff(self.proc, e) || self.diff.is_diff_ref(self.program, e)
             }
             _ => self.a.is_diff(self.proc, e),
         }
@@ -2437,13 +2443,19 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 let rank = real_rank(&self.out, &then.ty)
                     .max(real_rank(&self.out, &other.ty))
                     .max(1);
+                // Choosing between adjoint pointers (`adjoint/ref-cond`).
+                let ty = if is_pointer(&self.out, &then.ty) {
+                    then.ty.clone()
+                } else {
+                    real_of_rank(rank)
+                };
                 Expr::new(
                     ExprKind::Cond {
                         cond: Box::new(cond),
                         then: Box::new(then),
                         other: Box::new(other),
                     },
-                    real_of_rank(rank),
+                    ty,
                     self.span(),
                 )
             }
@@ -2629,12 +2641,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 decls.push(self.decl(s, ty, init));
             }
         } else {
-            // The forward sweep needs only its counters and branch marker.
+            // The forward sweep needs only its counters and branch marker,
+            // and the adjoint pointers it allocates (saved before they are
+            // set: they start null).
             let locals = self.locals.clone();
-            for (s, _) in locals {
+            for (s, init) in locals {
                 if used.contains(&s) {
                     let ty = self.out.symbols[s.index()].ty.clone();
-                    decls.push(self.decl(s, ty, None));
+                    let init = init.filter(|_| is_pointer(&self.out, &ty));
+                    decls.push(self.decl(s, ty, init));
                 }
             }
         }
@@ -2826,6 +2841,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         for &s in &proc.params {
             if used.contains(&s) && !is_pointer(self.program, &self.program.sym(s).ty) {
                 out.push(s);
+            }
+        }
+        // An adjoint pointer the forward sweep set (`tb = calloc(...)`
+        // following `t = malloc(...)`), read before the backward sweep
+        // restores it at the allocation's mirror.
+        for (s, _) in &self.locals {
+            if used.contains(s) && is_pointer(&self.out, &self.out.symbols[s.index()].ty) {
+                out.push(*s);
             }
         }
         out
@@ -4447,7 +4470,9 @@ fn pointee_variable(program: &Program, e: &Expr) -> Result<SymId, String> {
             lhs,
             rhs,
         } => {
-            if is_pointer(program, &lhs.ty) {
+            if is_pointer(program, &lhs.ty)
+                || matches!(program.resolve(&lhs.ty.ty), Type::Array { .. })
+            {
                 pointee_variable(program, lhs)
             } else {
                 pointee_variable(program, rhs)

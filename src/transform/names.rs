@@ -101,7 +101,7 @@ impl DiffSets {
                     for e in stmt_exprs(s) {
                         deref_bases(e, &mut |b| {
                             if reaches_diff(b)
-                                && let Some(root) = root_sym(b)
+                                && let Some(root) = address_root(b)
                             {
                                 d.syms.insert(root);
                             }
@@ -153,7 +153,10 @@ impl DiffSets {
             ExprKind::AddrOf(r) => self.is_diff_ref(program, r),
             ExprKind::Cast { arg, .. } => self.is_diff_ref(program, arg),
             ExprKind::Binary { lhs, rhs, .. } if is_pointer(program, &e.ty) => {
-                if is_pointer(program, &lhs.ty) {
+                // `p + k`, `k + p`, and an array decaying (`c + 1`).
+                if is_pointer(program, &lhs.ty)
+                    || matches!(program.resolve(&lhs.ty.ty), Type::Array { .. })
+                {
                     self.is_diff_ref(program, lhs)
                 } else {
                     self.is_diff_ref(program, rhs)
@@ -297,6 +300,16 @@ pub fn root_sym(e: &Expr) -> Option<SymId> {
         ExprKind::Deref(p) => root_sym(p),
         ExprKind::Field { base, .. } => root_sym(base),
         _ => None,
+    }
+}
+
+/// The variable a reference goes through, pointer arithmetic included
+/// (`*(q + 1)` → q).
+fn address_root(e: &Expr) -> Option<SymId> {
+    match &e.kind {
+        ExprKind::Deref(p) => pointer_root(p),
+        ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => address_root(base),
+        _ => root_sym(e),
     }
 }
 
@@ -460,4 +473,61 @@ pub(crate) fn holds_pointer(p: &Program, ty: &Type, depth: usize) -> bool {
             .any(|f| holds_pointer(p, &f.ty.ty, depth + 1)),
         _ => false,
     }
+}
+
+/// `tangent/refuse`, `adjoint/refuse`: a procedure returning a pointer to
+/// memory with derivatives (`double *p = make(x)`): the derivative
+/// pointer would have to come back too, which CONTRACT §3 has no place
+/// for. Refused at the procedure, rather than differentiated wrongly.
+pub(crate) fn refuse_pointer_results(
+    program: &Program,
+    diff: &DiffSets,
+    procs: &[ProcId],
+) -> Result<(), crate::front::diag::Diagnostic> {
+    for &p in procs {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        let mut found = None;
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if let StmtKind::Call {
+                callee,
+                result: Some(r),
+                ..
+            } = &s.kind
+                && found.is_none()
+                && is_pointer(program, &r.ty)
+                && program.proc(*callee).body.is_some()
+                && root_sym(r).is_some_and(|v| diff.syms.contains(&v))
+            {
+                found = Some((s.span, *callee));
+            }
+        });
+        if let Some((span, callee)) = found {
+            return Err(crate::front::diag::Diagnostic::error(
+                span,
+                format!(
+                    "'{}' returns a pointer to memory that has derivatives; aioli does not return \
+                     derivative pointers yet (pass the buffer as a parameter instead)",
+                    program.proc(callee).name
+                ),
+            ));
+        }
+    }
+    let mut procs: Vec<ProcId> = diff.results.iter().copied().collect();
+    procs.sort();
+    for p in procs {
+        let proc = program.proc(p);
+        if is_pointer(program, &proc.ret) {
+            return Err(crate::front::diag::Diagnostic::error(
+                proc.span,
+                format!(
+                    "'{}' returns a pointer to memory that has derivatives; aioli does not return \
+                     derivative pointers yet (pass the buffer as a parameter instead)",
+                    proc.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }

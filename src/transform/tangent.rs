@@ -132,6 +132,7 @@ pub fn tangent_full(
         .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
         .collect();
     let diff = DiffSets::of(a, &a.order);
+    super::names::refuse_pointer_results(program, &diff, &a.order)?;
     let mut out = program.clone();
     let mut namer = Namer::of(program);
     let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_d");
@@ -415,10 +416,20 @@ pub(super) fn derivative_types(
             .iter()
             .enumerate()
             .filter(|(i, _)| diff.fields.contains(&(sid, *i)))
-            .map(|(_, f)| crate::il::Field {
-                ty: types.of(program, &f.ty),
-                comments: Default::default(),
-                ..f.clone()
+            .map(|(_, f)| {
+                let mut ty = types.of(program, &f.ty);
+                // An adjoint is written through its pointer members even
+                // where the original only reads (`const double *coef`).
+                if suffix == "_b"
+                    && let Type::Pointer(target) = &mut ty.ty
+                {
+                    target.is_const = false;
+                }
+                crate::il::Field {
+                    ty,
+                    comments: Default::default(),
+                    ..f.clone()
+                }
             })
             .collect();
         out.structs[types.structs[&sid].index()].fields = fields;
@@ -1785,6 +1796,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             "isPointer" => {
                 let e = self.expr_of(subject)?;
                 is_pointer(&self.out, &e.ty)
+            }
+            // A pointer, or an array standing for its first element's address.
+            "isAddress" => {
+                let e = self.expr_of(subject)?;
+                is_pointer(&self.out, &e.ty)
+                    || matches!(self.out.resolve(&e.ty.ty), Type::Array { .. })
             }
             "isReal" => {
                 let e = self.expr_of(subject)?;
