@@ -849,6 +849,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             l.ty.clone()
         } else if is_pointer(&self.out, &r.ty) {
             r.ty.clone()
+        } else if let Type::Array { elem, .. } = self.out.resolve(&l.ty.ty) {
+            // An array operand decays to the address of its first element.
+            (**elem).clone().pointer_to()
+        } else if let Type::Array { elem, .. } = self.out.resolve(&r.ty.ty) {
+            (**elem).clone().pointer_to()
         } else {
             let rank = real_rank(&self.out, &l.ty).max(real_rank(&self.out, &r.ty));
             if rank == 0 {
