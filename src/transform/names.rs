@@ -475,7 +475,7 @@ pub(crate) fn holds_pointer(p: &Program, ty: &Type, depth: usize) -> bool {
     }
 }
 
-/// `tangent/refuse`, `adjoint/refuse`: a procedure returning a pointer to
+/// `adjoint/refuse` (and `tangent/names` in tangent mode): a procedure returning a pointer to
 /// memory with derivatives (`double *p = make(x)`): the derivative
 /// pointer would have to come back too, which CONTRACT §3 has no place
 /// for. Refused at the procedure, rather than differentiated wrongly.

@@ -418,6 +418,26 @@ impl<'i> Vectorizer<'i> {
         };
         let vty = self.vt(&ty);
         let id = self.top_local(base, vty, ty.clone());
+        // Zeroed whole: only the first nbdirs directions are set, and the
+        // whole array is passed on.
+        let span = self.span;
+        if let Some(Stmt {
+            kind: StmtKind::Decl { vars, .. },
+            ..
+        }) = self.st().top.last_mut()
+        {
+            vars[0].init = Some(Init::List(
+                vec![Init::Expr(Expr::new(
+                    ExprKind::IntConst {
+                        value: 0,
+                        text: "0".into(),
+                    },
+                    QualType::int(),
+                    span,
+                ))],
+                span,
+            ));
+        }
         self.dsyms.insert(id);
         self.scalar_types.insert(id, ty.clone());
         self.mk(ExprKind::Var(id), ty)
@@ -597,7 +617,8 @@ impl<'i> Vectorizer<'i> {
             | ExprKind::AddrOf(base) => self.is_dref(base),
             ExprKind::Cast { arg, .. } if self.is_ptr(&e.ty) => self.is_dref(arg),
             ExprKind::Binary { lhs, rhs, .. } if self.is_ptr(&e.ty) => {
-                if self.is_ptr(&lhs.ty) {
+                if self.is_ptr(&lhs.ty) || matches!(self.p.resolve(&lhs.ty.ty), Type::Array { .. })
+                {
                     self.is_dref(lhs)
                 } else {
                     self.is_dref(rhs)
@@ -673,15 +694,21 @@ impl<'i> Vectorizer<'i> {
                 )
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let (l, r) = if self.is_ptr(&lhs.ty) {
+                // Pointer arithmetic; an array operand (`cd + k`) stands for
+                // the address of its first element.
+                let is_address = |this: &Self, q: &QualType| {
+                    this.is_ptr(q) || matches!(this.p.resolve(&q.ty), Type::Array { .. })
+                };
+                let left = is_address(self, &lhs.ty);
+                let (l, r) = if left {
                     (self.retype(lhs)?, self.vexpr(rhs, false)?)
                 } else {
                     (self.vexpr(lhs, false)?, self.retype(rhs)?)
                 };
-                let ty = if self.is_ptr(&lhs.ty) {
-                    l.ty.clone()
-                } else {
-                    r.ty.clone()
+                let base = if left { &l.ty } else { &r.ty };
+                let ty = match self.p.resolve(&base.ty) {
+                    Type::Array { elem, .. } => (**elem).clone().pointer_to(),
+                    _ => base.clone(),
                 };
                 (
                     ExprKind::Binary {
@@ -2008,7 +2035,7 @@ fn local_object(v: &Vectorizer<'_>, a: &Expr) -> bool {
         ExprKind::Var(_) if matches!(v.p.resolve(&a.ty.ty), Type::Array { .. }) => (a, &a.ty),
         ExprKind::Var(_) if v.struct_of(&a.ty).is_some() => (a, &a.ty),
         ExprKind::Binary { lhs, rhs, .. } if v.is_ptr(&a.ty) => {
-            return if v.is_ptr(&lhs.ty) {
+            return if v.is_ptr(&lhs.ty) || matches!(v.p.resolve(&lhs.ty.ty), Type::Array { .. }) {
                 local_object(v, lhs)
             } else {
                 local_object(v, rhs)
