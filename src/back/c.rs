@@ -487,8 +487,11 @@ impl<'a> CPrinter<'a> {
         let params: Vec<Doc> = proc
             .params
             .iter()
-            .filter_map(|p| self.program.symbols.get(p.index()))
-            .map(|sym| text(self.full_declaration(&sym.ty, &sym.name)))
+            .filter_map(|p| Some((p, self.program.symbols.get(p.index())?)))
+            .map(|(p, sym)| {
+                let ty = self.program.array_params.get(p).unwrap_or(&sym.ty);
+                text(self.full_declaration(ty, &sym.name))
+            })
             .collect();
         let params = if params.is_empty() {
             text("(void)")

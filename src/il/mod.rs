@@ -843,6 +843,10 @@ pub struct Item {
 /// A whole translation unit. `il/program`
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Program {
+    /// Parameters declared with array syntax (`double m[][3]`), which C
+    /// adjusts to pointers (the symbol's type, `double (*m)[3]`): the type
+    /// as written, for printing only.
+    pub array_params: std::collections::BTreeMap<SymId, QualType>,
     pub items: Vec<Item>,
     pub symbols: Vec<Symbol>,
     pub scopes: Vec<Scope>,

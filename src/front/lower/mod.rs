@@ -459,14 +459,28 @@ impl<'a> Lowerer<'a> {
                 None if need_names => return err(p.span, "parameter name omitted"),
                 None => String::new(),
             };
-            params.push(self.add_symbol(Symbol {
+            // C99 6.7.5.3: a parameter declared as an array of T is a
+            // pointer to T (`double m[]`, `double m[][4]` is `double (*m)[4]`).
+            let ty = match &p.ty.ty {
+                Type::Array { elem, .. } => QualType {
+                    ty: Type::Pointer(elem.clone()),
+                    ..p.ty.clone()
+                },
+                _ => p.ty.clone(),
+            };
+            let adjusted = ty != p.ty;
+            let sym = self.add_symbol(Symbol {
                 name,
-                ty: p.ty.clone(),
+                ty,
                 kind: SymKind::Param,
                 storage: Storage::Auto,
                 scope,
                 span: p.span,
-            }));
+            });
+            if adjusted {
+                self.prog.array_params.insert(sym, p.ty.clone());
+            }
+            params.push(sym);
         }
         Ok(params)
     }
