@@ -1812,24 +1812,21 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 lhs,
                 rhs,
             } if is_pointer(self.program, &e.ty) => {
-                if is_pointer(self.program, &lhs.ty)
-                    || matches!(self.program.resolve(&lhs.ty.ty), Type::Array { .. })
-                {
+                if super::names::is_address(self.program, &lhs.ty) {
                     self.is_diff_address(lhs)
                 } else {
                     self.is_diff_address(rhs)
                 }
             }
             ExprKind::Var(v) if is_pointer(self.program, &e.ty) => self.diff.syms.contains(v),
-            // A pointer member whose target is diff (`a.v = buf`).
+            // A pointer member whose target is diff (`a.v = buf`), or a
+            // struct whose only diff part is such a member's target.
             ExprKind::Field { .. } if is_pointer(self.program, &e.ty) => {
                 self.a.is_diff(self.proc, e) || self.diff.is_diff_ref(self.program, e)
             }
-            // A struct whose only diff part is a pointer member's target.
-            ExprKind::Var(v) if is_struct(self.program, &e.ty) && self.diff.syms.contains(v) => {
-                true
-            }
-            ExprKind::Index { .. } | ExprKind::Field { .. } if is_struct(self.program, &e.ty) => {
+            ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. }
+                if is_struct(self.program, &e.ty) =>
+            {
                 self.a.is_diff(self.proc, e) || self.diff.is_diff_ref(self.program, e)
             }
             _ => self.a.is_diff(self.proc, e),
@@ -3456,10 +3453,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 AVal::Sym(v) => is_pointer(self.program, &self.program.sym(*v).ty),
                 // An array passed as an argument is a pointer to its first
                 // element.
-                other => orig_expr(other).is_some_and(|e| {
-                    is_pointer(self.program, &e.ty)
-                        || matches!(self.program.resolve(&e.ty.ty), Type::Array { .. })
-                }),
+                other => {
+                    orig_expr(other).is_some_and(|e| super::names::is_address(self.program, &e.ty))
+                }
             },
             "isDiff" if matches!(subject, AVal::Sym(_)) => match subject {
                 AVal::Sym(v) => {
@@ -4475,9 +4471,7 @@ fn pointee_variable(program: &Program, e: &Expr) -> Result<SymId, String> {
             lhs,
             rhs,
         } => {
-            if is_pointer(program, &lhs.ty)
-                || matches!(program.resolve(&lhs.ty.ty), Type::Array { .. })
-            {
+            if super::names::is_address(program, &lhs.ty) {
                 pointee_variable(program, lhs)
             } else {
                 pointee_variable(program, rhs)

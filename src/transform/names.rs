@@ -154,9 +154,7 @@ impl DiffSets {
             ExprKind::Cast { arg, .. } => self.is_diff_ref(program, arg),
             ExprKind::Binary { lhs, rhs, .. } if is_pointer(program, &e.ty) => {
                 // `p + k`, `k + p`, and an array decaying (`c + 1`).
-                if is_pointer(program, &lhs.ty)
-                    || matches!(program.resolve(&lhs.ty.ty), Type::Array { .. })
-                {
+                if is_address(program, &lhs.ty) {
                     self.is_diff_ref(program, lhs)
                 } else {
                     self.is_diff_ref(program, rhs)
@@ -330,6 +328,15 @@ pub fn is_pointer(program: &Program, ty: &QualType) -> bool {
     matches!(program.resolve(&ty.ty), Type::Pointer(_))
 }
 
+/// A pointer, or an array standing for the address of its first element
+/// (the operand of `c + 1`, an argument `c`).
+pub fn is_address(program: &Program, ty: &QualType) -> bool {
+    matches!(
+        program.resolve(&ty.ty),
+        Type::Pointer(_) | Type::Array { .. }
+    )
+}
+
 /// Fresh names that clash with nothing in the program (CONTRACT §2: append
 /// `0`, then `1`, ...).
 pub struct Namer {
@@ -484,6 +491,16 @@ pub(crate) fn refuse_pointer_results(
     diff: &DiffSets,
     procs: &[ProcId],
 ) -> Result<(), crate::front::diag::Diagnostic> {
+    let refuse = |span, callee: ProcId| {
+        Err(crate::front::diag::Diagnostic::error(
+            span,
+            format!(
+                "'{}' returns a pointer to memory that has derivatives; aioli does not return \
+                 derivative pointers yet (pass the buffer as a parameter instead)",
+                program.proc(callee).name
+            ),
+        ))
+    };
     for &p in procs {
         let Some(body) = &program.proc(p).body else {
             continue;
@@ -504,29 +521,14 @@ pub(crate) fn refuse_pointer_results(
             }
         });
         if let Some((span, callee)) = found {
-            return Err(crate::front::diag::Diagnostic::error(
-                span,
-                format!(
-                    "'{}' returns a pointer to memory that has derivatives; aioli does not return \
-                     derivative pointers yet (pass the buffer as a parameter instead)",
-                    program.proc(callee).name
-                ),
-            ));
+            return refuse(span, callee);
         }
     }
     let mut procs: Vec<ProcId> = diff.results.iter().copied().collect();
     procs.sort();
     for p in procs {
-        let proc = program.proc(p);
-        if is_pointer(program, &proc.ret) {
-            return Err(crate::front::diag::Diagnostic::error(
-                proc.span,
-                format!(
-                    "'{}' returns a pointer to memory that has derivatives; aioli does not return \
-                     derivative pointers yet (pass the buffer as a parameter instead)",
-                    proc.name
-                ),
-            ));
+        if is_pointer(program, &program.proc(p).ret) {
+            return refuse(program.proc(p).span, p);
         }
     }
     Ok(())

@@ -51,22 +51,11 @@ fn walk(stmts: &mut [Stmt], in_loop: bool, host: &dyn Recurrences) {
     }
 }
 
-/// The root variable of a reference (`v`, `v[i]`, `v->f`, `*v`).
-fn reference_root(e: &Expr) -> Option<SymId> {
-    match &e.kind {
-        ExprKind::Var(v) => Some(*v),
-        ExprKind::Index { base, .. } | ExprKind::Field { base, .. } | ExprKind::Deref(base) => {
-            reference_root(base)
-        }
-        _ => None,
-    }
-}
-
 fn is_derivative_ref(e: &Expr, host: &dyn Recurrences) -> bool {
     matches!(
         e.kind,
         ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_)
-    ) && reference_root(e).is_some_and(|v| host.is_derivative(v))
+    ) && super::names::root_sym(e).is_some_and(|v| host.is_derivative(v))
 }
 
 fn mentions_derivative(e: &Expr, host: &dyn Recurrences) -> bool {

@@ -1805,8 +1805,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             // A pointer, or an array standing for its first element's address.
             "isAddress" => {
                 let e = self.expr_of(subject)?;
-                is_pointer(&self.out, &e.ty)
-                    || matches!(self.out.resolve(&e.ty.ty), Type::Array { .. })
+                super::names::is_address(&self.out, &e.ty)
             }
             "isReal" => {
                 let e = self.expr_of(subject)?;

@@ -617,8 +617,7 @@ impl<'i> Vectorizer<'i> {
             | ExprKind::AddrOf(base) => self.is_dref(base),
             ExprKind::Cast { arg, .. } if self.is_ptr(&e.ty) => self.is_dref(arg),
             ExprKind::Binary { lhs, rhs, .. } if self.is_ptr(&e.ty) => {
-                if self.is_ptr(&lhs.ty) || matches!(self.p.resolve(&lhs.ty.ty), Type::Array { .. })
-                {
+                if super::names::is_address(&self.p, &lhs.ty) {
                     self.is_dref(lhs)
                 } else {
                     self.is_dref(rhs)
@@ -696,10 +695,7 @@ impl<'i> Vectorizer<'i> {
             ExprKind::Binary { op, lhs, rhs } => {
                 // Pointer arithmetic; an array operand (`cd + k`) stands for
                 // the address of its first element.
-                let is_address = |this: &Self, q: &QualType| {
-                    this.is_ptr(q) || matches!(this.p.resolve(&q.ty), Type::Array { .. })
-                };
-                let left = is_address(self, &lhs.ty);
+                let left = super::names::is_address(&self.p, &lhs.ty);
                 let (l, r) = if left {
                     (self.retype(lhs)?, self.vexpr(rhs, false)?)
                 } else {
@@ -2035,7 +2031,7 @@ fn local_object(v: &Vectorizer<'_>, a: &Expr) -> bool {
         ExprKind::Var(_) if matches!(v.p.resolve(&a.ty.ty), Type::Array { .. }) => (a, &a.ty),
         ExprKind::Var(_) if v.struct_of(&a.ty).is_some() => (a, &a.ty),
         ExprKind::Binary { lhs, rhs, .. } if v.is_ptr(&a.ty) => {
-            return if v.is_ptr(&lhs.ty) || matches!(v.p.resolve(&lhs.ty.ty), Type::Array { .. }) {
+            return if super::names::is_address(&v.p, &lhs.ty) {
                 local_object(v, lhs)
             } else {
                 local_object(v, rhs)
