@@ -3,6 +3,7 @@
 
 use aioli::analysis;
 use aioli::front::{self, FrontOptions, diag};
+use aioli::transform::specialize;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -294,12 +295,8 @@ fn tangent(
         }
     };
     // The analyses' warnings (possible aliasing, uninitialised reads, heads
-    // without dependence) concern the derivatives too.
-    // One run of the analyses serves both their warnings and the rules.
-    let a = analysis::analyze_for(&loaded.program, &parsed, analysis::Mode::Tangent);
-    for w in &a.warnings {
-        eprint!("{}", diag::render(&loaded.sources, w));
-    }
+    // without dependence) concern the derivatives too; one run of the
+    // analyses serves both their warnings and the rules.
     // `--vector`: the scalar tangent, vectorized (`tangent/vector-loop`),
     // written to FILE_dv.c.
     let generated = if vector {
@@ -309,9 +306,15 @@ fn tangent(
             &parsed,
             &rules,
             &opts,
+            &mut |w| eprint!("{}", diag::render(&loaded.sources, w)),
         )
     } else {
-        tangent_program(&a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources))
+        specialize::analyzed(&loaded.program, &parsed, specialize::Target::Tangent, |a| {
+            for w in &a.warnings {
+                eprint!("{}", diag::render(&loaded.sources, w));
+            }
+            tangent_program(a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources))
+        })
     };
     let text = match generated {
         Ok(t) => t,
@@ -356,12 +359,17 @@ fn adjoint_command(
         }
     };
     let structured = aioli::transform::structure::structure_jumps(&loaded.program);
-    let a = analysis::analyze_adjoint(&structured, &parsed, split);
-    for w in &a.warnings {
-        eprint!("{}", diag::render(&loaded.sources, w));
-    }
-    let generated =
-        adjoint_program(&a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources));
+    let generated = specialize::analyzed(
+        &structured,
+        &parsed,
+        specialize::Target::Adjoint { split },
+        |a| {
+            for w in &a.warnings {
+                eprint!("{}", diag::render(&loaded.sources, w));
+            }
+            adjoint_program(a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources))
+        },
+    );
     let text = match generated {
         Ok(t) => t,
         Err(d) => {

@@ -18,7 +18,7 @@
 
 mod common;
 
-use aioli::analysis::{analyze_adjoint, head::parse_head};
+use aioli::analysis::head::parse_head;
 use aioli::check::adjoint_interp::{DotCheckError, DotOptions, adjoint_vs_tangent_dual};
 use aioli::check::domain::Domain;
 use aioli::check::driver::compute_inputs;
@@ -74,8 +74,13 @@ fn run(path: &Path, split: bool) -> Outcome {
     };
     let rules = load_adjoint_rules(&opts).expect("the bundled adjoint rules load");
     let structured = aioli::transform::structure::structure_jumps(program);
-    let a = analyze_adjoint(&structured, std::slice::from_ref(&head), split);
-    let out = match adjoint_program(&a, &rules, &opts) {
+    let generated = aioli::transform::specialize::analyzed(
+        &structured,
+        std::slice::from_ref(&head),
+        aioli::transform::specialize::Target::Adjoint { split },
+        |a| adjoint_program(a, &rules, &opts),
+    );
+    let out = match generated {
         Ok(p) => p,
         Err(d) => {
             let message = front::diag::render(&loaded.sources, &d);

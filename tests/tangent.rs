@@ -8,7 +8,7 @@
 
 mod common;
 
-use aioli::analysis::{Mode, analyze_for, head::parse_head};
+use aioli::analysis::head::parse_head;
 use aioli::check::domain::Domain;
 use aioli::check::tangent::{TangentCheckOptions, check_tangent};
 use aioli::front;
@@ -160,9 +160,13 @@ fn generate(path: &Path, explain: bool) -> Result<Generated, String> {
         ..TangentOptions::default()
     };
     let rules = load_rules(&opts).map_err(|e| e.to_string())?;
-    let a = analyze_for(&loaded.program, std::slice::from_ref(&head), Mode::Tangent);
-    let (_, trace) =
-        tangent_trace(&a, &rules, &opts).map_err(|d| front::diag::render(&loaded.sources, &d))?;
+    let (_, trace) = aioli::transform::specialize::analyzed(
+        &loaded.program,
+        std::slice::from_ref(&head),
+        aioli::transform::specialize::Target::Tangent,
+        |a| tangent_trace(a, &rules, &opts),
+    )
+    .map_err(|d| front::diag::render(&loaded.sources, &d))?;
     let text = tangent(
         &loaded.program,
         &loaded.sources,
@@ -564,12 +568,13 @@ fn recurrences_put_their_own_derivative_last() {
     );
 }
 
-/// `tangent/names`, `tangent/actual-dummy`: a struct whose pointer member
-/// points to passive data, passed where the callee's formal has a
-/// derivative, would get a zero dummy with null pointer members: refused,
-/// at the call, instead of writing code that dereferences null.
+/// `tangent/names`, `tangent/actual-dummy`, `specialize/activity`: a
+/// struct whose pointer member points to passive data, passed where the
+/// callee's formal has a derivative, would need a zero dummy with null
+/// pointer members; each such call goes to a copy of the callee in which
+/// that formal is passive instead.
 #[test]
-fn a_dummy_derivative_holding_pointers_is_refused_at_the_call() {
+fn a_dummy_derivative_holding_pointers_gives_way_to_a_copy() {
     let src = "typedef struct { double *v; int n; } Vec;\n\
 static double dot(const Vec *a, const Vec *b)\n\
 {\n\
@@ -588,9 +593,47 @@ double f(int n, const double *x, double *data)\n\
     b.n = n;\n\
     return dot(&a, &b) + dot(&b, &a);\n\
 }\n";
-    let err = tangent_of_text("dummy.c", src, "f(f)/(x)", &[]).unwrap_err();
-    assert!(err.contains("dummy.c:17:8: error:"), "{err}");
-    assert!(err.contains("null pointers"), "{err}");
+    let out = tangent_of_text("dummy.c", src, "f(f)/(x)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    // `dot` for (active, passive) and its copy for (passive, active).
+    assert!(code.contains("dot_d(&a, &ad, &b, &aioli_tmp);"), "{code}");
+    assert!(code.contains("dot_d0(&b, &a, &ad, &aioli_tmp1);"), "{code}");
+    assert!(!code.contains("dummyd"), "{code}");
+}
+
+/// `specialize/activity`: `dot` is called with both arguments active and
+/// with a slice of a passive pointer parameter or a passive heap buffer,
+/// whose zero dummy cannot be sized: those calls go to a copy with no
+/// derivative for that argument; a copy's own calls (`rownorm`'s copy
+/// calling `dot`, the recursive `rdot`) go to copies too; primal calls
+/// stay calls of the user's functions. The fixture's numbers are checked
+/// like every fixture's (dual numbers, divided differences, compiled).
+#[test]
+fn calls_with_other_activity_patterns_get_copies() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tangent");
+    let g = generate(&dir.join("activity_patterns.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    let flat = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    for signature in [
+        "static double dot_d( const double *a, const double *ad, const double *b, const double *bd, int d, double *dot )",
+        "static double dot_d0(const double *a, const double *b, const double *bd, int d, double *dot)",
+        "static double rdot_d0(const double *a, const double *b, const double *bd, int d,",
+    ] {
+        assert!(flat.contains(signature), "{signature} in {code}");
+    }
+    for call in [
+        "dot_d0(&X[i * d], w, wd, d,",
+        "rownorm_d0(&X[i * d], w, wd, d,",
+        "dot_d(w, wd, w, wd, d,",
+        "rdot_d0(mean, w, wd, d,",
+        "pd = dot_d0(row, w, wd, d, &p);",
+        "rdot_d0(a + 1, b + 1, bd + 1, d - 1,",
+    ] {
+        assert!(flat.contains(call), "{call} in {code}");
+    }
+    // No copy's primal is defined: `dot` is defined once (the static
+    // function the output carries), and nowhere under another name.
+    assert_eq!(flat.matches("static double dot(").count(), 0, "{code}");
 }
 
 /// `adjoint/refuse` (both modes): a helper returning a pointer to memory

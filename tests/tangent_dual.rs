@@ -12,7 +12,7 @@
 
 mod common;
 
-use aioli::analysis::{Mode, analyze_for, parse_head};
+use aioli::analysis::parse_head;
 use aioli::check::domain::Domain;
 use aioli::check::driver::compute_inputs;
 use aioli::check::tangent_interp::{DualCheckError, DualComparison, tangent_vs_dual};
@@ -103,8 +103,13 @@ fn run_fixture(path: &Path) -> Result<Outcome, String> {
     let domain = Domain::parse(&domain_text).map_err(|e| format!("domain: {e}"))?;
     let opts = TangentOptions::default();
     let rules = load_rules(&opts).map_err(|e| format!("rules: {e:?}"))?;
-    let a = analyze_for(program, std::slice::from_ref(&head), Mode::Tangent);
-    let out = match tangent_program(&a, &rules, &opts) {
+    let generated = aioli::transform::specialize::analyzed(
+        program,
+        std::slice::from_ref(&head),
+        aioli::transform::specialize::Target::Tangent,
+        |a| tangent_program(a, &rules, &opts),
+    );
+    let out = match generated {
         Ok(out) => out,
         Err(d) => {
             return Ok(Outcome::Refused(format!(
@@ -719,8 +724,13 @@ fn check_small(dir: &Path, small: &Small) -> Result<Vec<String>, String> {
     let domain = Domain::parse(domain_text).map_err(|e| e.to_string())?;
     let opts = TangentOptions::default();
     let rules = load_rules(&opts).map_err(|e| format!("{e:?}"))?;
-    let a = analyze_for(program, std::slice::from_ref(&head), Mode::Tangent);
-    let out = tangent_program(&a, &rules, &opts).map_err(|d| {
+    let out = aioli::transform::specialize::analyzed(
+        program,
+        std::slice::from_ref(&head),
+        aioli::transform::specialize::Target::Tangent,
+        |a| tangent_program(a, &rules, &opts),
+    )
+    .map_err(|d| {
         format!(
             "refused: {}: {}",
             loaded.sources.location(d.span),

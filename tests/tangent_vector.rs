@@ -26,7 +26,6 @@
 mod common;
 
 use aioli::analysis::head::{Head, parse_head};
-use aioli::analysis::{Mode, analyze_for};
 use aioli::check::domain::Domain;
 use aioli::check::driver::{ArgValue, FieldValue, StructValue, compute_inputs, format_hex_float};
 use aioli::check::rng::SplitMix64;
@@ -75,8 +74,13 @@ fn generate_with(path: &Path, opts: &TangentOptions) -> Result<Generated, String
         .map_err(|(s, d)| front::diag::render(&s, &d))?;
     let head = parse_head(&loaded.program, &cfg.head)?;
     let rules = load_rules(opts).map_err(|e| e.to_string())?;
-    let a = analyze_for(&loaded.program, std::slice::from_ref(&head), Mode::Tangent);
-    let (scalar, _, info) = tangent_full(&a, &rules, opts).map_err(|d| {
+    let (scalar, _, info) = aioli::transform::specialize::analyzed(
+        &loaded.program,
+        std::slice::from_ref(&head),
+        aioli::transform::specialize::Target::Tangent,
+        |a| tangent_full(a, &rules, opts),
+    )
+    .map_err(|d| {
         format!(
             "scalar tangent: {}",
             front::diag::render(&loaded.sources, &d)

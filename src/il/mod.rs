@@ -847,6 +847,10 @@ pub struct Program {
     /// adjusts to pointers (the symbol's type, `double (*m)[3]`): the type
     /// as written, for printing only.
     pub array_params: std::collections::BTreeMap<SymId, QualType>,
+    /// Procedures copied for one activity pattern of their calls
+    /// (`specialize/activity`) → the user's procedure they copy. A copy is
+    /// in no item: its primal is the original's.
+    pub specialized: std::collections::BTreeMap<ProcId, ProcId>,
     pub items: Vec<Item>,
     pub symbols: Vec<Symbol>,
     pub scopes: Vec<Scope>,

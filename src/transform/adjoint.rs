@@ -81,8 +81,9 @@ pub fn adjoint(
     opts: &AdjointOptions,
 ) -> Result<String, Diagnostic> {
     let program = super::structure::structure_jumps(program);
-    let a = crate::analysis::analyze_adjoint(&program, heads, opts.split);
-    let out = adjoint_program(&a, rules, opts)?;
+    let target = super::specialize::Target::Adjoint { split: opts.split };
+    let out =
+        super::specialize::analyzed(&program, heads, target, |a| adjoint_program(a, rules, opts))?;
     Ok(crate::back::print_c(&out, sources))
 }
 
@@ -137,12 +138,14 @@ pub fn adjoint_trace(
             "internal error: the analyses ran for another --split than the adjoint mode",
         ));
     }
-    let diff_procs: Vec<ProcId> = a
+    let mut diff_procs: Vec<ProcId> = a
         .order
         .iter()
         .copied()
         .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
         .collect();
+    // Copies last, so the user's procedure gets the plain derivative name.
+    diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
     let heads: HashSet<ProcId> = a.heads.iter().map(|h| h.proc).collect();
     let Some(&first) = diff_procs.first() else {
         return Err(Diagnostic::error(
@@ -2864,14 +2867,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     fn finish(mut self, diff_procs: &[ProcId]) -> Program {
         let program = self.program;
         let main = program.main_file;
-        let graph = self.out.call_graph();
-        let mut needed: HashSet<ProcId> = HashSet::new();
         let generated: Vec<ProcId> = self
             .aprocs
             .values()
             .flat_map(|a| [a.joint, a.fused, a.fwd, a.bwd])
             .flatten()
             .collect();
+        super::specialize::call_originals(&mut self.out, &generated);
+        let graph = self.out.call_graph();
+        let mut needed: HashSet<ProcId> = HashSet::new();
         let mut stack = generated.clone();
         while let Some(p) = stack.pop() {
             for &c in graph.get(p.index()).into_iter().flatten() {
@@ -2921,15 +2925,27 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                             ..item.clone()
                         });
                     }
-                    if diff_procs.contains(&p)
-                        && let Some(a) = self.aprocs.get(&p)
+                    // Then the copies made for other activity patterns
+                    // (`specialize/activity`).
+                    let copies = super::specialize::copies_of(program, p);
+                    for (copy, p) in
+                        std::iter::once((false, p)).chain(copies.into_iter().map(|c| (true, c)))
                     {
-                        // A recursive head's `P_b` calls `P_fwd`/`P_bwd`.
-                        for id in [a.fwd, a.bwd, a.fused, a.joint].into_iter().flatten() {
-                            items.push(Item {
-                                kind: ItemKind::Function(id),
-                                ..item.clone()
-                            });
+                        if diff_procs.contains(&p)
+                            && let Some(a) = self.aprocs.get(&p)
+                        {
+                            // A recursive head's `P_b` calls `P_fwd`/`P_bwd`.
+                            for id in [a.fwd, a.bwd, a.fused, a.joint].into_iter().flatten() {
+                                items.push(Item {
+                                    kind: ItemKind::Function(id),
+                                    comments: if copy {
+                                        Default::default()
+                                    } else {
+                                        item.comments.clone()
+                                    },
+                                    ..item.clone()
+                                });
+                            }
                         }
                     }
                 }
@@ -4444,7 +4460,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
 /// extent is known here: an array (`w`, `w + i`, `&w[i]`), or a scalar or
 /// struct variable (`&s`, `&cells[i].pos`). Otherwise, why not: a pointer
 /// variable's target has no extent the caller knows.
-fn pointee_variable(program: &Program, e: &Expr) -> Result<SymId, String> {
+pub(crate) fn pointee_variable(program: &Program, e: &Expr) -> Result<SymId, String> {
     fn of_ref(program: &Program, r: &Expr) -> Result<SymId, String> {
         match &r.kind {
             ExprKind::Var(v) if !is_pointer(program, &program.sym(*v).ty) => Ok(*v),

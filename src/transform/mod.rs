@@ -86,6 +86,7 @@ pub(crate) fn declare_before_use(
 pub mod names;
 pub mod recurrence;
 pub mod share;
+pub mod specialize;
 pub mod structure;
 pub mod tangent;
 pub mod varied;

@@ -10,10 +10,10 @@
 
 use super::names::{DiffSets, DiffTypes, Namer, is_pointer};
 use super::varied::VariedMap;
+use crate::analysis::Analysis;
 use crate::analysis::blocks::Set;
 use crate::analysis::head::Head;
 use crate::analysis::locs::{ObjKind, Zone};
-use crate::analysis::{Analysis, Mode, analyze_for};
 use crate::engine::{self, ApplyError, Host, RuleSet, Tmpl, View};
 use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
@@ -76,8 +76,10 @@ pub fn tangent(
     rules: &RuleSet,
     opts: &TangentOptions,
 ) -> Result<String, Diagnostic> {
-    let a = analyze_for(program, heads, Mode::Tangent);
-    let out = tangent_program(&a, rules, opts)?;
+    let out =
+        super::specialize::analyzed(program, heads, super::specialize::Target::Tangent, |a| {
+            tangent_program(a, rules, opts)
+        })?;
     Ok(crate::back::print_c(&out, sources))
 }
 
@@ -125,12 +127,14 @@ pub fn tangent_full(
     opts: &TangentOptions,
 ) -> Result<(Program, std::collections::BTreeSet<String>, TangentInfo), Diagnostic> {
     let program = a.program;
-    let diff_procs: Vec<ProcId> = a
+    let mut diff_procs: Vec<ProcId> = a
         .order
         .iter()
         .copied()
         .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
         .collect();
+    // Copies last, so the user's procedure gets the plain derivative name.
+    diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
     let diff = DiffSets::of(a, &a.order);
     super::names::refuse_pointer_results(program, &diff, &a.order)?;
     let mut out = program.clone();
@@ -1284,6 +1288,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             .map(|(a, b)| (*a, *b))
             .collect();
         let mut declared_dglobals = HashSet::new();
+        let generated: Vec<ProcId> = self.dprocs.values().copied().collect();
+        super::specialize::call_originals(&mut self.out, &generated);
         // Static functions of the original that the output calls, directly
         // or through other copies, are copied; the others are left out.
         let graph = self.out.call_graph();
@@ -1328,6 +1334,15 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                             comments: Default::default(),
                             ..item.clone()
                         });
+                    }
+                    for c in super::specialize::copies_of(program, p) {
+                        if let (true, Some(&d)) = (diff_procs.contains(&c), self.dprocs.get(&c)) {
+                            items.push(Item {
+                                kind: ItemKind::Function(d),
+                                comments: Default::default(),
+                                ..item.clone()
+                            });
+                        }
                     }
                 }
                 ItemKind::Globals {
@@ -1505,6 +1520,32 @@ static double aioli_digamma(double x)
     double series = f * (1.0 / 12.0 - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f / 132.0))));
     return result + log(x) - 0.5 / x - series;
 }";
+
+/// `tangent/actual-dummy`: the type of the variable a zero dummy for the
+/// pointer argument `e` stands for: a fixed-size array for `w` and
+/// `&w[i]` (the callee may read `w[i]`, `w[i+1]`, …), the referenced
+/// type for any other `&r`; `None` when the extent of the memory is not
+/// known here (a pointer parameter, the heap).
+pub(crate) fn dummy_extent<'p>(program: &'p Program, e: &'p Expr) -> Option<&'p QualType> {
+    let fixed_array = |v: SymId| {
+        let ty = &program.sym(v).ty;
+        match program.resolve(&ty.ty) {
+            Type::Array { len: Some(l), .. } if l.value.is_some() => Some(ty),
+            _ => None,
+        }
+    };
+    match &e.kind {
+        ExprKind::AddrOf(r) => match &r.kind {
+            ExprKind::Index { base, .. } => match &base.kind {
+                ExprKind::Var(v) => fixed_array(*v),
+                _ => None,
+            },
+            _ => Some(&r.ty),
+        },
+        ExprKind::Var(v) => fixed_array(*v),
+        _ => None,
+    }
+}
 
 fn calls_digamma(e: &Expr) -> bool {
     match &e.kind {
@@ -3341,35 +3382,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     let e = self.arg_expr(s, i);
                     let pointer = is_pointer(&self.out, &e.ty);
                     let ty = if pointer {
-                        match &e.kind {
-                            // `&w[i]`: the callee may read w[i], w[i+1], ...:
-                            // a zero array as large as w.
-                            ExprKind::AddrOf(r) if matches!(r.kind, ExprKind::Index { .. }) => {
-                                let ExprKind::Index { base, .. } = &r.kind else {
-                                    unreachable!("matched above")
-                                };
-                                match &base.kind {
-                                    ExprKind::Var(v) => match self
-                                        .out
-                                        .resolve(&self.program.sym(*v).ty.ty)
-                                    {
-                                        Type::Array { len: Some(l), .. } if l.value.is_some() => {
-                                            self.types.of(&self.out, &self.program.sym(*v).ty)
-                                        }
-                                        _ => return Err(self.dummy_error(s, i)),
-                                    },
-                                    _ => return Err(self.dummy_error(s, i)),
-                                }
-                            }
-                            ExprKind::AddrOf(r) => self.types.of(&self.out, &r.ty),
-                            ExprKind::Var(v) => match self.out.resolve(&self.program.sym(*v).ty.ty)
-                            {
-                                Type::Array { len: Some(l), .. } if l.value.is_some() => {
-                                    self.types.of(&self.out, &self.program.sym(*v).ty)
-                                }
-                                _ => return Err(self.dummy_error(s, i)),
-                            },
-                            _ => return Err(self.dummy_error(s, i)),
+                        match dummy_extent(self.program, e) {
+                            Some(t) => self.types.of(&self.out, t),
+                            None => return Err(self.dummy_error(s, i)),
                         }
                     } else {
                         self.types.of(&self.out, &e.ty)

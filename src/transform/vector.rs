@@ -51,16 +51,20 @@ pub const NBDIRSMAX: &str = "NBDIRSMAX";
 
 /// Differentiates `program` for `heads` in multi-directional tangent mode
 /// and returns the C text of `FILE_dv.c`: the scalar tangent, then
-/// [`vectorize`], then the C back end.
+/// [`vectorize`], then the C back end. The analyses' warnings go to `warn`.
 pub fn vector_tangent(
     program: &Program,
     sources: &SourceMap,
     heads: &[crate::analysis::head::Head],
     rules: &crate::engine::RuleSet,
     opts: &super::tangent::TangentOptions,
+    warn: &mut dyn FnMut(&Diagnostic),
 ) -> Result<String, Diagnostic> {
-    let a = crate::analysis::analyze_for(program, heads, crate::analysis::Mode::Tangent);
-    let (out, _, info) = super::tangent::tangent_full(&a, rules, opts)?;
+    let (out, info) =
+        super::specialize::analyzed(program, heads, super::specialize::Target::Tangent, |a| {
+            a.warnings.iter().for_each(&mut *warn);
+            super::tangent::tangent_full(a, rules, opts).map(|(out, _, info)| (out, info))
+        })?;
     let span = heads
         .first()
         .map(|h| program.proc(h.proc).span)

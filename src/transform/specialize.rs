@@ -1,0 +1,496 @@
+//! `specialize/activity`: one differentiated copy of a procedure per
+//! activity pattern of its calls, where the generalised one cannot serve.
+//!
+//! A procedure gets one derivative (`f_d`, `f_b`) whose formals are those
+//! active at some call (generalisation, CONTRACT §3). A call passing a
+//! pointer without derivative to such a formal gives the callee a zero
+//! buffer (`tangent/actual-dummy`, `adjoint/actual-pointer-passive`), which
+//! needs the extent of the memory pointed to. When that extent is not
+//! known at the call (a pointer parameter, the heap), the call is
+//! redirected to a copy of the callee made for calls passing no derivative
+//! at those positions: in the copy they are passive, and its derivative
+//! has no derivative parameter for them. Copies are shared by the calls
+//! with the same pattern; a copy's primal is the original's.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::analysis::head::Head;
+use crate::analysis::{Analysis, Mode, analyze_adjoint, analyze_for};
+use crate::il::{
+    AllocForm, Block, Expr, ExprKind, Init, LoopHeader, ProcId, Program, ScopeId, Stmt, StmtId,
+    StmtKind, SymId,
+};
+
+use super::names::{DiffSets, is_address};
+
+/// Which derivative code the analyses prepare: the tangent mode, or the
+/// adjoint mode with or without `--split`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Tangent,
+    Adjoint { split: bool },
+}
+
+/// At most this many copies: a bound on the work, far above what a program
+/// with a handful of patterns per helper needs.
+const MAX_COPIES: usize = 64;
+
+/// Runs `f` on the analyses of `program`, or, when some call needs a copy
+/// of its callee (see the module comment), of a copy of `program` with
+/// those copies made and the calls redirected (`specialize/activity`).
+pub fn analyzed<R>(
+    program: &Program,
+    heads: &[Head],
+    target: Target,
+    f: impl FnOnce(&Analysis<'_>) -> R,
+) -> R {
+    let first = analyze(program, heads, target);
+    let mut requests = unsized_dummies(&first, target);
+    if requests.is_empty() {
+        return f(&first);
+    }
+    drop(first);
+    let mut owned = program.clone();
+    let mut copies: HashMap<(ProcId, BTreeSet<usize>), ProcId> = HashMap::new();
+    loop {
+        let mut progress = false;
+        for r in &requests {
+            progress |= redirect(&mut owned, &mut copies, r);
+        }
+        let a = analyze(&owned, heads, target);
+        requests = unsized_dummies(&a, target);
+        // No progress: the refusal at the call is the answer.
+        if requests.is_empty() || !progress || copies.len() >= MAX_COPIES {
+            return f(&a);
+        }
+    }
+}
+
+fn analyze<'a>(program: &'a Program, heads: &[Head], target: Target) -> Analysis<'a> {
+    match target {
+        Target::Tangent => analyze_for(program, heads, Mode::Tangent),
+        Target::Adjoint { split } => analyze_adjoint(program, heads, split),
+    }
+}
+
+/// An active call whose arguments at `passive` pass no derivative to a
+/// formal with one, where no zero buffer can be sized.
+#[derive(Debug)]
+struct Request {
+    caller: ProcId,
+    stmt: StmtId,
+    callee: ProcId,
+    passive: BTreeSet<usize>,
+}
+
+fn unsized_dummies(a: &Analysis<'_>, target: Target) -> Vec<Request> {
+    let program = a.program;
+    let diff = DiffSets::of(a, &a.order);
+    let diff_formal = |p: ProcId, i: usize| {
+        let s = program.proc(p).params[i];
+        program.contains_real(&program.sym(s).ty.ty)
+            && (a.is_diff_formal_arg(p, i) || diff.syms.contains(&s))
+    };
+    let mut out = Vec::new();
+    for &caller in &a.order {
+        if !a.is_diff_proc(caller) || program.proc(caller).body.is_none() {
+            continue;
+        }
+        let Some(facts) = a.facts.get(&caller) else {
+            continue;
+        };
+        let mut sites: Vec<_> = facts.calls.iter().collect();
+        sites.sort_by_key(|(i, _)| **i);
+        for (&i, site) in sites {
+            let Some(callee) = site.callee else { continue };
+            let stmt = facts.points[i].kind.stmt();
+            let StmtKind::Call { args, .. } = &stmt.kind else {
+                continue;
+            };
+            if program.proc(callee).body.is_none() || !a.is_active_call(caller, stmt.id) {
+                continue;
+            }
+            let passive: BTreeSet<usize> = args
+                .iter()
+                .enumerate()
+                .filter(|&(k, e)| {
+                    k < program.proc(callee).params.len()
+                        && is_address(program, &e.ty)
+                        && diff_formal(callee, k)
+                        && !diff.is_diff_ref(program, e)
+                        && !zero_buffer_sized(program, e, target)
+                })
+                .map(|(k, _)| k)
+                .collect();
+            if !passive.is_empty() {
+                out.push(Request {
+                    caller,
+                    stmt: stmt.id,
+                    callee,
+                    passive,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Can the mode pass a zero buffer for the pointer argument `e`?
+fn zero_buffer_sized(program: &Program, e: &Expr, target: Target) -> bool {
+    match target {
+        Target::Tangent => super::tangent::dummy_extent(program, e)
+            .is_some_and(|t| !super::names::holds_pointer(program, &t.ty, 0)),
+        Target::Adjoint { .. } => super::adjoint::pointee_variable(program, e).is_ok(),
+    }
+}
+
+/// Points the request's call at the copy of its callee for the pattern
+/// (made on first use). Returns whether the call changed.
+fn redirect(
+    program: &mut Program,
+    copies: &mut HashMap<(ProcId, BTreeSet<usize>), ProcId>,
+    r: &Request,
+) -> bool {
+    let original = program
+        .specialized
+        .get(&r.callee)
+        .copied()
+        .unwrap_or(r.callee);
+    // A copy's own pattern is kept: the call passes nothing there either.
+    let mut pattern = r.passive.clone();
+    if let Some(((_, before), _)) = copies.iter().find(|(_, c)| **c == r.callee) {
+        pattern.extend(before.iter().copied());
+    }
+    let copy = match copies.get(&(original, pattern.clone())) {
+        Some(&c) => c,
+        None => {
+            let c = copy_procedure(program, r.callee, original);
+            copies.insert((original, pattern), c);
+            c
+        }
+    };
+    if copy == r.callee {
+        return false;
+    }
+    let Some(body) = program.procs[r.caller.index()].body.as_mut() else {
+        return false;
+    };
+    match find_stmt(&mut body.stmts, r.stmt) {
+        Some(Stmt {
+            kind: StmtKind::Call { callee, .. },
+            ..
+        }) => {
+            *callee = copy;
+            true
+        }
+        _ => false,
+    }
+}
+
+fn find_stmt(stmts: &mut [Stmt], id: StmtId) -> Option<&mut Stmt> {
+    for s in stmts {
+        if s.id == id {
+            return Some(s);
+        }
+        let found = match &mut s.kind {
+            StmtKind::If { then, other, .. } => find_stmt(&mut then.stmts, id)
+                .or_else(|| other.as_mut().and_then(|o| find_stmt(&mut o.stmts, id))),
+            StmtKind::Loop { header, body } => {
+                let in_header = match header {
+                    LoopHeader::For { init, step, .. } => {
+                        find_stmt(init, id).or_else(|| find_stmt(step, id))
+                    }
+                    _ => None,
+                };
+                match in_header {
+                    Some(s) => Some(s),
+                    None => find_stmt(&mut body.stmts, id),
+                }
+            }
+            StmtKind::Switch { cases, .. } => {
+                cases.iter_mut().find_map(|c| find_stmt(&mut c.body, id))
+            }
+            StmtKind::Block(b) => find_stmt(&mut b.stmts, id),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// Appends a copy of procedure `p` with its own parameters, locals and
+/// scopes (the analyses key memory by symbol), recorded as a copy of
+/// `original`.
+fn copy_procedure(program: &mut Program, p: ProcId, original: ProcId) -> ProcId {
+    let mut proc = program.procs[p.index()].clone();
+    // The comments before the header are printed once, with the original.
+    proc.comments = Default::default();
+    let mut scopes = vec![proc.scope];
+    if let Some(b) = &proc.body {
+        block_scopes(b, &mut scopes);
+    }
+    // Only the procedure's own scopes: a block that declares nothing may
+    // name an enclosing one.
+    let owned_by_proc = |mut s: ScopeId| loop {
+        if s == proc.scope {
+            return true;
+        }
+        match program.scopes[s.index()].parent {
+            Some(p) => s = p,
+            None => return false,
+        }
+    };
+    scopes.retain(|&s| owned_by_proc(s));
+    let mut scope_map: HashMap<ScopeId, ScopeId> = HashMap::new();
+    for &s in &scopes {
+        scope_map.insert(s, ScopeId(program.scopes.len() as u32));
+        program.scopes.push(program.scopes[s.index()].clone());
+    }
+    let mut sym_map: BTreeMap<SymId, SymId> = BTreeMap::new();
+    for i in 0..program.symbols.len() {
+        if let Some(&scope) = scope_map.get(&program.symbols[i].scope) {
+            let mut sym = program.symbols[i].clone();
+            sym.scope = scope;
+            sym_map.insert(SymId(i as u32), SymId(program.symbols.len() as u32));
+            program.symbols.push(sym);
+        }
+    }
+    for &new in scope_map.values() {
+        let scope = &mut program.scopes[new.index()];
+        if let Some(parent) = scope.parent.and_then(|s| scope_map.get(&s)) {
+            scope.parent = Some(*parent);
+        }
+        for v in scope.vars.values_mut() {
+            if let Some(n) = sym_map.get(v) {
+                *v = *n;
+            }
+        }
+    }
+    let map = Remap {
+        syms: &sym_map,
+        scopes: &scope_map,
+    };
+    proc.scope = scope_map[&proc.scope];
+    for s in proc.params.iter_mut() {
+        *s = map.sym(*s);
+    }
+    if let Some(b) = proc.body.as_mut() {
+        map.block(b);
+    }
+    for (old, new) in &sym_map {
+        if let Some(ty) = program.array_params.get(old).cloned() {
+            program.array_params.insert(*new, ty);
+        }
+    }
+    let id = ProcId(program.procs.len() as u32);
+    program.procs.push(proc);
+    program.specialized.insert(id, original);
+    id
+}
+
+fn block_scopes(b: &Block, out: &mut Vec<ScopeId>) {
+    if !out.contains(&b.scope) {
+        out.push(b.scope);
+    }
+    crate::il::visit_stmts(&b.stmts, &mut |s| match &s.kind {
+        StmtKind::If { then, other, .. } => {
+            out.push(then.scope);
+            if let Some(o) = other {
+                out.push(o.scope);
+            }
+        }
+        StmtKind::Loop { body, .. } | StmtKind::Block(body) => out.push(body.scope),
+        _ => {}
+    });
+    out.sort();
+    out.dedup();
+}
+
+/// Old symbols and scopes of the copied procedure → the copy's.
+struct Remap<'m> {
+    syms: &'m BTreeMap<SymId, SymId>,
+    scopes: &'m HashMap<ScopeId, ScopeId>,
+}
+
+impl Remap<'_> {
+    fn sym(&self, s: SymId) -> SymId {
+        self.syms.get(&s).copied().unwrap_or(s)
+    }
+
+    fn block(&self, b: &mut Block) {
+        if let Some(&s) = self.scopes.get(&b.scope) {
+            b.scope = s;
+        }
+        self.stmts(&mut b.stmts);
+    }
+
+    fn stmts(&self, stmts: &mut [Stmt]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&self, s: &mut Stmt) {
+        match &mut s.kind {
+            StmtKind::Assign { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            StmtKind::Call { result, args, .. } => {
+                if let Some(r) = result {
+                    self.expr(r);
+                }
+                args.iter_mut().for_each(|a| self.expr(a));
+            }
+            StmtKind::Decl { vars, .. } => {
+                for v in vars {
+                    v.sym = self.sym(v.sym);
+                    if let Some(init) = &mut v.init {
+                        self.init(init);
+                    }
+                }
+            }
+            StmtKind::Alloc {
+                target,
+                count,
+                form,
+                ..
+            } => {
+                self.expr(target);
+                self.expr(count);
+                match form {
+                    AllocForm::Malloc { bytes, .. } => self.expr(bytes),
+                    AllocForm::Calloc { count, size, .. } => {
+                        self.expr(count);
+                        self.expr(size);
+                    }
+                }
+            }
+            StmtKind::Free { ptr } => self.expr(ptr),
+            StmtKind::If { cond, then, other } => {
+                self.expr(cond);
+                self.block(then);
+                if let Some(o) = other {
+                    self.block(o);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                match header {
+                    LoopHeader::For { init, cond, step } => {
+                        self.stmts(init);
+                        if let Some(c) = cond {
+                            self.expr(c);
+                        }
+                        self.stmts(step);
+                    }
+                    LoopHeader::While { cond } | LoopHeader::DoWhile { cond } => self.expr(cond),
+                }
+                self.block(body);
+            }
+            StmtKind::Switch { selector, cases } => {
+                self.expr(selector);
+                for c in cases {
+                    for l in c.labels.iter_mut().flatten() {
+                        self.expr(l);
+                    }
+                    self.stmts(&mut c.body);
+                }
+            }
+            StmtKind::Return(Some(e)) | StmtKind::Discard(e) => self.expr(e),
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::Return(None) | StmtKind::Break | StmtKind::Continue | StmtKind::Empty => {}
+        }
+    }
+
+    fn init(&self, init: &mut Init) {
+        match init {
+            Init::Expr(e) => self.expr(e),
+            Init::List(items, _) => items.iter_mut().for_each(|i| self.init(i)),
+        }
+    }
+
+    fn expr(&self, e: &mut Expr) {
+        match &mut e.kind {
+            ExprKind::Var(s) => *s = self.sym(*s),
+            ExprKind::Index { base, index } => {
+                self.expr(base);
+                self.expr(index);
+            }
+            ExprKind::Field { base, .. } => self.expr(base),
+            ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::SizeOfExpr(x) => self.expr(x),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => self.expr(arg),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            ExprKind::Intrinsic { args, .. } => args.iter_mut().for_each(|a| self.expr(a)),
+            ExprKind::Cond { cond, then, other } => {
+                self.expr(cond);
+                self.expr(then);
+                self.expr(other);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The copies of `p` (`specialize/activity`), in the order they were made.
+pub(crate) fn copies_of(program: &Program, p: ProcId) -> Vec<ProcId> {
+    program
+        .specialized
+        .iter()
+        .filter(|(_, o)| **o == p)
+        .map(|(c, _)| *c)
+        .collect()
+}
+
+/// Calls to a copy's primal in the bodies of `procs` call the original:
+/// the output defines no copy's primal (the original translation unit
+/// has the original).
+pub(crate) fn call_originals(out: &mut Program, procs: &[ProcId]) {
+    if out.specialized.is_empty() {
+        return;
+    }
+    let originals = out.specialized.clone();
+    for &p in procs {
+        if let Some(b) = out.procs[p.index()].body.as_mut() {
+            each_stmt_mut(&mut b.stmts, &mut |s| {
+                if let StmtKind::Call { callee, .. } = &mut s.kind
+                    && let Some(&o) = originals.get(callee)
+                {
+                    *callee = o;
+                }
+            });
+        }
+    }
+}
+
+fn each_stmt_mut(stmts: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
+    for s in stmts {
+        f(s);
+        match &mut s.kind {
+            StmtKind::If { then, other, .. } => {
+                each_stmt_mut(&mut then.stmts, f);
+                if let Some(o) = other {
+                    each_stmt_mut(&mut o.stmts, f);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    each_stmt_mut(init, f);
+                    each_stmt_mut(step, f);
+                }
+                each_stmt_mut(&mut body.stmts, f);
+            }
+            StmtKind::Switch { cases, .. } => {
+                for c in cases {
+                    each_stmt_mut(&mut c.body, f);
+                }
+            }
+            StmtKind::Block(b) => each_stmt_mut(&mut b.stmts, f),
+            _ => {}
+        }
+    }
+}
