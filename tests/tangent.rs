@@ -601,6 +601,43 @@ double f(int n, const double *x, double *data)\n\
     assert!(!code.contains("dummyd"), "{code}");
 }
 
+/// `il/decl`, `il/mem-loop`, `adjoint/refuse` (both modes): declarators
+/// reading earlier ones of their declaration are initialised in turn;
+/// `memcpy` and `memset` on typed memory are loops whose derivatives both
+/// modes write (fixture `chains_and_copies`, checked like every fixture);
+/// `memmove` and `modf`, whose writes aioli cannot see, are refused at the
+/// call instead of being dropped.
+#[test]
+fn library_writes_are_loops_or_refused() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tangent");
+    let g = generate(&dir.join("chains_and_copies.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    assert!(code.contains("yd[aioli_tmp] = xd[aioli_tmp];"), "{code}");
+    assert!(code.contains("bufd[aioli_tmp1] = 0.0;"), "{code}");
+    assert!(
+        code.contains("double t2d = 2.0 * (td * t), t2 = t * t;"),
+        "{code}"
+    );
+    assert!(
+        !code.contains("memcpy(") && !code.contains("memset("),
+        "{code}"
+    );
+    for (call, arg) in [
+        ("memmove(y, x, n * sizeof(double));", 1),
+        ("y[0] = modf(x[0], &y[1]);", 2),
+    ] {
+        let src = format!(
+            "#include <math.h>\n#include <string.h>\nvoid f(int n, const double *x, double *y)\n{{\n    {call}\n    y[0] *= x[0];\n}}\n"
+        );
+        let err = tangent_of_text("hidden.c", &src, "f(y)/(x)", &[]).unwrap_err();
+        assert!(err.contains("hidden.c:5:"), "{err}");
+        assert!(
+            err.contains(&format!("through argument {arg}, and aioli cannot see")),
+            "{err}"
+        );
+    }
+}
+
 /// `specialize/activity`: `dot` is called with both arguments active and
 /// with a slice of a passive pointer parameter or a passive heap buffer,
 /// whose zero dummy cannot be sized: those calls go to a copy with no

@@ -587,7 +587,9 @@ impl<'g> Driver<'g> {
             .info
             .derivative_of
             .iter()
-            .filter(|(s, _)| p.sym(**s).kind == SymKind::Global)
+            // The scalar output holds every symbol the tangent saw (copies'
+            // locals too, `specialize/activity`).
+            .filter(|(s, _)| self.g.scalar.sym(**s).kind == SymKind::Global)
             .map(|(a, b)| (*a, *b))
             .collect();
         dglobals.sort();

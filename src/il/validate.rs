@@ -151,7 +151,8 @@ pub fn same_reference(a: &Expr, b: &Expr) -> bool {
                 base: b2,
                 index: i2,
             },
-        ) => same_reference(b1, b2) && same_expr(i1, i2),
+            // The base may be any pointer value: `(c ? w : u)[0]`.
+        ) => (same_reference(b1, b2) || same_expr(b1, b2)) && same_expr(i1, i2),
         (
             ExprKind::Field {
                 base: b1,

@@ -175,6 +175,7 @@ pub fn adjoint_trace(
     let mut namer = Namer::of(program);
     let diff = DiffSets::of(a, &a.order);
     super::names::refuse_pointer_results(program, &diff, &a.order)?;
+    super::names::refuse_hidden_writes(program, &diff_procs)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
     let mut runtime = HashMap::new();
@@ -2449,11 +2450,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     .max(real_rank(&self.out, &other.ty))
                     .max(1);
                 // Choosing between adjoint pointers (`adjoint/ref-cond`).
-                let ty = if is_pointer(&self.out, &then.ty) {
-                    then.ty.clone()
-                } else {
-                    real_of_rank(rank)
-                };
+                let ty = super::names::address_type(&self.out, &then.ty)
+                    .or_else(|| super::names::address_type(&self.out, &other.ty))
+                    .unwrap_or_else(|| real_of_rank(rank));
                 Expr::new(
                     ExprKind::Cond {
                         cond: Box::new(cond),

@@ -152,6 +152,10 @@ impl DiffSets {
             } => self.fields.contains(&(*strukt, *field)) && self.is_diff_ref(program, base),
             ExprKind::AddrOf(r) => self.is_diff_ref(program, r),
             ExprKind::Cast { arg, .. } => self.is_diff_ref(program, arg),
+            // `*(c ? a : b)`: the derivative of either (`tangent/ref-cond`).
+            ExprKind::Cond { then, other, .. } => {
+                self.is_diff_ref(program, then) || self.is_diff_ref(program, other)
+            }
             ExprKind::Binary { lhs, rhs, .. } if is_pointer(program, &e.ty) => {
                 // `p + k`, `k + p`, and an array decaying (`c + 1`).
                 if is_address(program, &lhs.ty) {
@@ -532,4 +536,87 @@ pub(crate) fn refuse_pointer_results(
         }
     }
     Ok(())
+}
+
+/// `adjoint/refuse` (both modes): a library function called with a
+/// pointer through which it may write the program's memory (`memmove(y,
+/// x, …)`, `modf(x, &i)`, `scanf("%lf", &x)`): the analyses cannot see
+/// which values it writes, so its effect would be lost. Strings (`char`),
+/// opaque objects (`FILE *`) and untyped pointers pass; so do `memcpy`
+/// and `memset` on typed memory, which the front end writes as loops
+/// (`il/mem-loop`).
+pub(crate) fn refuse_hidden_writes(
+    program: &Program,
+    procs: &[ProcId],
+) -> Result<(), crate::front::diag::Diagnostic> {
+    let writable_data = |e: &Expr| {
+        let mut e = e;
+        while let ExprKind::Cast { arg, .. } = &e.kind {
+            e = arg;
+        }
+        let pointee = match program.resolve(&e.ty.ty) {
+            Type::Pointer(t) => (**t).clone(),
+            Type::Array { elem, .. } => (**elem).clone(),
+            _ => return false,
+        };
+        !pointee.is_const
+            && !matches!(
+                program.resolve(&pointee.ty),
+                Type::Void
+                    | Type::Opaque(_)
+                    | Type::Int {
+                        kind: crate::il::IntKind::Char | crate::il::IntKind::SignedChar,
+                        ..
+                    }
+            )
+    };
+    for &p in procs {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        let mut found = None;
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            let StmtKind::Call { callee, args, .. } = &s.kind else {
+                return;
+            };
+            let proc = program.proc(*callee);
+            if found.is_some() || proc.origin != crate::il::ProcOrigin::System {
+                return;
+            }
+            for (i, a) in args.iter().enumerate() {
+                let may_write = match proc.params.get(i) {
+                    Some(&f) => match program.resolve(&program.sym(f).ty.ty) {
+                        Type::Pointer(t) => !t.is_const,
+                        _ => false,
+                    },
+                    None => true,
+                };
+                if may_write && writable_data(a) {
+                    found = Some((s.span, proc.name.clone(), i + 1));
+                    return;
+                }
+            }
+        });
+        if let Some((span, name, i)) = found {
+            return Err(crate::front::diag::Diagnostic::error(
+                span,
+                format!(
+                    "'{name}' may write the program's memory through argument {i}, and aioli cannot \
+                     see what it writes; write the computation out (a loop for a copy)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The type of an address value: a pointer's own, an array's decayed to a
+/// pointer to its first element; `None` for other values (`c ? bd : yd`
+/// with `bd` an array is a pointer).
+pub(crate) fn address_type(program: &Program, ty: &QualType) -> Option<QualType> {
+    match program.resolve(&ty.ty) {
+        Type::Pointer(_) => Some(ty.clone()),
+        Type::Array { elem, .. } => Some(QualType::new(Type::Pointer(elem.clone()))),
+        _ => None,
+    }
 }

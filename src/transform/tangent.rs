@@ -137,6 +137,7 @@ pub fn tangent_full(
     diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
     let diff = DiffSets::of(a, &a.order);
     super::names::refuse_pointer_results(program, &diff, &a.order)?;
+    super::names::refuse_hidden_writes(program, &diff_procs)?;
     let mut out = program.clone();
     let mut namer = Namer::of(program);
     let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_d");
@@ -2315,11 +2316,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let b = self.expr_of(&args[2])?;
                 let a = self.expr_of(&args[1])?;
                 let c = self.expr_of(&args[0])?;
-                let ty = if is_pointer(&self.out, &a.ty) {
-                    a.ty.clone()
-                } else {
-                    real_of_rank(real_rank(&self.out, &a.ty).max(real_rank(&self.out, &b.ty)))
-                };
+                let ty = super::names::address_type(&self.out, &a.ty)
+                    .or_else(|| super::names::address_type(&self.out, &b.ty))
+                    .unwrap_or_else(|| {
+                        real_of_rank(real_rank(&self.out, &a.ty).max(real_rank(&self.out, &b.ty)))
+                    });
                 let span = self.span();
                 Val::New(Expr::new(
                     ExprKind::Cond {

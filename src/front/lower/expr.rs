@@ -5,8 +5,9 @@ use super::{Lowerer, R, err};
 use crate::front::ast::{self, BinaryOp, UnaryOp};
 use crate::front::source::Span;
 use crate::il::{
-    AllocForm, AssignSugar, BinOp, Declarator, Expr, ExprKind, IntKind, Intrinsic, MathFn, ProcId,
-    ProcOrigin, QualType, RealKind, Stmt, StmtId, StmtKind, Storage, SymKind, Symbol, Type, UnOp,
+    AllocForm, AssignSugar, BinOp, Declarator, Expr, ExprKind, IntKind, Intrinsic, LoopHeader,
+    MathFn, ProcId, ProcOrigin, QualType, RealKind, Stmt, StmtId, StmtKind, Storage, SymKind,
+    Symbol, Type, UnOp,
 };
 
 /// Statements split out of an expression: `pre` run before the statement
@@ -1021,6 +1022,21 @@ impl Lowerer<'_> {
                 span,
             ));
             let scope = me.new_scope(me.scope);
+            // The branch's own temporaries (a call's result) are declared in
+            // it, so they belong to its scope, not the procedure's.
+            for s in &stmts {
+                if let StmtKind::Decl { vars, .. } = &s.kind {
+                    for d in vars {
+                        let sym = &mut me.prog.symbols[d.sym.index()];
+                        if sym.kind == SymKind::Temp {
+                            let (old, name) = (sym.scope, sym.name.clone());
+                            sym.scope = scope;
+                            me.prog.scopes[old.index()].vars.remove(&name);
+                            me.prog.scopes[scope.index()].vars.insert(name, d.sym);
+                        }
+                    }
+                }
+            }
             crate::il::Block {
                 stmts,
                 scope,
@@ -1039,6 +1055,242 @@ impl Lowerer<'_> {
             span,
         ));
         Ok(var)
+    }
+
+    /// `il/mem-loop`: a statement `memcpy(d, s, bytes)` or `memset(d, 0,
+    /// bytes)` of the system's `<string.h>` on typed memory (`d` a pointer
+    /// or array of `T`, `s` of the same `T`, bytes a multiple of `sizeof(T)`)
+    /// is the loop it stands for, `for (k = 0; k < count; k++) d[k] = s[k];`
+    /// (or `= 0`), so the analyses and the derivatives see the elements it
+    /// writes. `None` when the call is not of that form.
+    fn copy_as_loop(
+        &mut self,
+        pid: crate::il::ProcId,
+        call: &StmtKind,
+        span: Span,
+    ) -> Option<Stmt> {
+        let p = &self.prog.procs[pid.index()];
+        if p.origin != ProcOrigin::System {
+            return None;
+        }
+        let name = p.name.clone();
+        let StmtKind::Call {
+            args, result: None, ..
+        } = call
+        else {
+            return None;
+        };
+        let [dst, src, bytes] = args.as_slice() else {
+            return None;
+        };
+        let uncast = |mut e: &Expr| {
+            while let ExprKind::Cast { arg, .. } = &e.kind {
+                e = arg;
+            }
+            e.clone()
+        };
+        let elem = |me: &Self, e: &Expr| -> Option<QualType> {
+            match me.resolve(&e.ty.ty) {
+                Type::Pointer(t) => Some((**t).clone()),
+                Type::Array { elem, .. } => Some((**elem).clone()),
+                _ => None,
+            }
+        };
+        let dst = uncast(dst);
+        let t = elem(self, &dst)?;
+        let same = |a: &QualType, b: &QualType| a.ty == b.ty;
+        if matches!(self.resolve(&t.ty), Type::Void | Type::Opaque(_)) || t.is_const {
+            return None;
+        }
+        let value = match name.as_str() {
+            "memcpy" => {
+                let src = uncast(src);
+                if !same(&elem(self, &src)?, &t) {
+                    return None;
+                }
+                Some(src)
+            }
+            "memset" => {
+                let zero = matches!(uncast(src).kind, ExprKind::IntConst { value: 0, .. });
+                if !zero || matches!(self.resolve(&t.ty), Type::Struct(_) | Type::Array { .. }) {
+                    return None;
+                }
+                None
+            }
+            _ => return None,
+        };
+        // The element count: `n * sizeof(T)`, `sizeof(T) * n`, `sizeof a`
+        // for an array of T, or bytes / sizeof(T).
+        let size_of = |e: &Expr| match &e.kind {
+            ExprKind::SizeOfType(q) => same(q, &t),
+            ExprKind::SizeOfExpr(x) => same(&x.ty, &t),
+            _ => false,
+        };
+        let bytes = uncast(bytes);
+        let constant = |n: u64| {
+            let n = n as i64;
+            Expr::new(
+                ExprKind::IntConst {
+                    value: n,
+                    text: n.to_string(),
+                },
+                QualType::int(),
+                span,
+            )
+        };
+        let count = match &bytes.kind {
+            ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs,
+                rhs,
+            } if size_of(rhs) => uncast(lhs),
+            ExprKind::Binary {
+                op: BinOp::Mul,
+                lhs,
+                rhs,
+            } if size_of(lhs) => uncast(rhs),
+            _ if size_of(&bytes) => constant(1),
+            ExprKind::SizeOfExpr(x) => match self.resolve(&x.ty.ty) {
+                Type::Array { elem, len: Some(l) } if same(elem, &t) => constant(l.value?),
+                _ => return None,
+            },
+            _ => {
+                let size = Expr::new(ExprKind::SizeOfType(t.clone()), QualType::size_t(), span);
+                Expr::new(
+                    ExprKind::Binary {
+                        op: BinOp::Div,
+                        lhs: Box::new(bytes.clone()),
+                        rhs: Box::new(size),
+                    },
+                    QualType::size_t(),
+                    span,
+                )
+            }
+        };
+        if !matches!(self.resolve(&count.ty.ty), Type::Int { .. }) {
+            return None;
+        }
+        let scope = self.new_scope(self.scope);
+        let saved = std::mem::replace(&mut self.scope, scope);
+        let index_ty = QualType {
+            is_const: false,
+            ..count.ty.clone()
+        };
+        let k = self.new_temp(index_ty.clone(), span);
+        self.scope = saved;
+        let k = k.ok()?;
+        {
+            let sym = &mut self.prog.symbols[k.index()];
+            let (old, name) = (sym.scope, sym.name.clone());
+            sym.scope = scope;
+            self.prog.scopes[old.index()].vars.remove(&name);
+            self.prog.scopes[scope.index()].vars.insert(name, k);
+        }
+        let kv = Expr::new(ExprKind::Var(k), index_ty.clone(), span);
+        let int = |v: i64, ty: &QualType| {
+            Expr::new(
+                ExprKind::IntConst {
+                    value: v,
+                    text: v.to_string(),
+                },
+                ty.clone(),
+                span,
+            )
+        };
+        let at = |base: Expr, t: &QualType| {
+            Expr::new(
+                ExprKind::Index {
+                    base: Box::new(base),
+                    index: Box::new(kv.clone()),
+                },
+                QualType {
+                    is_const: false,
+                    ..t.clone()
+                },
+                span,
+            )
+        };
+        let rhs = match value {
+            Some(src) => at(src, &t),
+            None if self.prog.is_real(&t.ty) => Expr::new(
+                ExprKind::RealConst {
+                    value: 0.0,
+                    text: "0.0".into(),
+                },
+                QualType {
+                    is_const: false,
+                    ..t.clone()
+                },
+                span,
+            ),
+            None => int(
+                0,
+                &QualType {
+                    is_const: false,
+                    ..t.clone()
+                },
+            ),
+        };
+        let body = stmt(
+            StmtKind::Assign {
+                lhs: at(dst, &t),
+                rhs,
+                sugar: AssignSugar::Plain,
+            },
+            span,
+        );
+        let init = stmt(
+            StmtKind::Decl {
+                base: index_ty.clone(),
+                storage: Storage::Auto,
+                vars: vec![Declarator {
+                    sym: k,
+                    init: Some(crate::il::Init::Expr(int(0, &index_ty))),
+                }],
+            },
+            span,
+        );
+        let step = stmt(
+            StmtKind::Assign {
+                lhs: kv.clone(),
+                rhs: Expr::new(
+                    ExprKind::Binary {
+                        op: BinOp::Add,
+                        lhs: Box::new(kv.clone()),
+                        rhs: Box::new(int(1, &index_ty)),
+                    },
+                    index_ty.clone(),
+                    span,
+                ),
+                sugar: AssignSugar::Increment,
+            },
+            span,
+        );
+        let cond = Expr::new(
+            ExprKind::Binary {
+                op: BinOp::Lt,
+                lhs: Box::new(kv.clone()),
+                rhs: Box::new(count),
+            },
+            QualType::int(),
+            span,
+        );
+        Some(stmt(
+            StmtKind::Loop {
+                header: LoopHeader::For {
+                    init: vec![init],
+                    cond: Some(cond),
+                    step: vec![step],
+                },
+                body: crate::il::Block {
+                    stmts: vec![body],
+                    scope,
+                    closing_comments: Vec::new(),
+                    span,
+                },
+            },
+            span,
+        ))
     }
 
     /// Declares a fresh temporary (`il/split`) in `fx.pre`, initialised or
@@ -1282,7 +1534,10 @@ impl Lowerer<'_> {
                 let s = match self.callee(callee)? {
                     Callee::Proc(pid) => {
                         let k = self.proc_call(pid, args, callee.span, span, &mut fx)?;
-                        stmt(k, span)
+                        match self.copy_as_loop(pid, &k, span) {
+                            Some(l) => l,
+                            None => stmt(k, span),
+                        }
                     }
                     Callee::Free => {
                         self.allow_effect(|| "a call to 'free'".into(), span)?;

@@ -688,8 +688,13 @@ impl Lowerer<'_> {
             self.forbid = saved;
             let init = r?;
             self.prog.symbols[sym.index()].ty = ty;
-            if !fx.pre.is_empty() {
+            // `double a = x * x, b = a * x;`: each declarator is initialised
+            // in turn, so one that reads an earlier one starts a new
+            // declaration (the IL's declarators are simultaneous).
+            if !fx.pre.is_empty() || init_mentions_any(&init, &pending) {
                 flush(&mut pending, out);
+            }
+            if !fx.pre.is_empty() {
                 out.append(&mut fx.pre);
             }
             pending.push(Declarator {
@@ -990,4 +995,24 @@ fn continues_this_loop(stmts: &[Stmt]) -> bool {
         StmtKind::Switch { cases, .. } => cases.iter().any(|c| continues_this_loop(&c.body)),
         _ => false,
     })
+}
+
+/// Does `init` mention one of the variables `declared`?
+fn init_mentions_any(init: &Init, declared: &[Declarator]) -> bool {
+    let mut reads = false;
+    let mut visit = |e: &Expr| {
+        crate::il::visit_expr(e, &mut |x| {
+            if let ExprKind::Var(v) = x.kind {
+                reads |= declared.iter().any(|d| d.sym == v);
+            }
+        })
+    };
+    fn each(init: &Init, f: &mut dyn FnMut(&Expr)) {
+        match init {
+            Init::Expr(e) => f(e),
+            Init::List(items, _) => items.iter().for_each(|i| each(i, f)),
+        }
+    }
+    each(init, &mut visit);
+    reads
 }
