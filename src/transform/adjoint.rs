@@ -2937,6 +2937,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                             for id in [a.fwd, a.bwd, a.fused, a.joint].into_iter().flatten() {
                                 items.push(Item {
                                     kind: ItemKind::Function(id),
+                                    file: main,
                                     comments: if copy {
                                         Default::default()
                                     } else {
@@ -2983,6 +2984,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                         items.push(Item {
                             kind,
                             comments: Default::default(),
+                            file: main,
                             ..item.clone()
                         });
                     }

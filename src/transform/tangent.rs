@@ -702,11 +702,20 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     /// A zero initialiser shaped like the type: `0.0`, `{0.0}`,
-    /// `{{0.0}}` for an array of arrays or of structs.
+    /// `{{0.0}}` for an array of arrays of reals, and C's universal zero
+    /// `{0}` for a struct or an array of structs (which C compilers do not
+    /// warn about, whatever the first member's type).
     fn zero_init(&self, ty: &QualType, span: Span) -> Init {
         match self.out.resolve(&ty.ty).clone() {
-            Type::Array { elem, .. } => Init::List(vec![self.zero_init(&elem, span)], span),
-            // Every field, so -Wmissing-field-initializers stays quiet.
+            Type::Array { elem, .. } => match self.zero_init(&elem, span) {
+                Init::Expr(e) => Init::List(vec![Init::Expr(e)], span),
+                inner if self.out.contains_real(&elem.ty) && !is_universal_zero(&inner) => {
+                    Init::List(vec![inner], span)
+                }
+                _ => universal_zero(span),
+            },
+            // Real fields only: each written, as a person would; otherwise
+            // `{0}` (a pointer or aggregate member cannot take `0.0`).
             Type::Struct(s) => {
                 let fields: Vec<QualType> = self
                     .out
@@ -715,10 +724,17 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     .iter()
                     .map(|f| f.ty.clone())
                     .collect();
-                Init::List(
-                    fields.iter().map(|t| self.zero_init(t, span)).collect(),
-                    span,
-                )
+                if fields.iter().all(|t| self.out.is_real(&t.ty)) {
+                    Init::List(
+                        fields
+                            .iter()
+                            .map(|t| Init::Expr(self.real(0.0, t.clone())))
+                            .collect(),
+                        span,
+                    )
+                } else {
+                    universal_zero(span)
+                }
             }
             Type::Pointer(_) => Init::Expr(Expr::new(
                 ExprKind::IntConst {
@@ -738,6 +754,21 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 
     /// The items of a derivative initialiser that the derivative type has.
     fn filter_init(&self, init: Init, primal_ty: &QualType) -> Init {
+        if is_universal_zero(&init) {
+            return init;
+        }
+        let span = match &init {
+            Init::List(_, span) => *span,
+            Init::Expr(e) => e.span,
+        };
+        match self.filter_items(init, primal_ty) {
+            // No active item was written: all zero.
+            Init::List(items, _) if items.is_empty() => universal_zero(span),
+            i => i,
+        }
+    }
+
+    fn filter_items(&self, init: Init, primal_ty: &QualType) -> Init {
         match (init, self.program.resolve(&primal_ty.ty).clone()) {
             (Init::List(items, span), Type::Array { elem, .. }) => Init::List(
                 items
@@ -1319,9 +1350,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                                 ..item.clone()
                             });
                         }
+                        // Generated code is the output's own even for a
+                        // procedure of an included header (whose items the
+                        // `#include` line stands for).
                         if diff_procs.contains(&p) {
                             items.push(Item {
                                 kind: ItemKind::Function(d),
+                                file: main,
                                 ..item.clone()
                             });
                         }
@@ -1341,6 +1376,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                             items.push(Item {
                                 kind: ItemKind::Function(d),
                                 comments: Default::default(),
+                                file: main,
                                 ..item.clone()
                             });
                         }
@@ -1410,6 +1446,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     items.push(Item {
                         kind: k.clone(),
                         comments: Default::default(),
+                        file: main,
                         ..item.clone()
                     });
                 }
@@ -1521,6 +1558,26 @@ static double aioli_digamma(double x)
     double series = f * (1.0 / 12.0 - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0 - f / 132.0))));
     return result + log(x) - 0.5 / x - series;
 }";
+
+/// C's universal zero initialiser `{0}`.
+fn universal_zero(span: Span) -> Init {
+    Init::List(
+        vec![Init::Expr(Expr::new(
+            ExprKind::IntConst {
+                value: 0,
+                text: "0".into(),
+            },
+            QualType::int(),
+            span,
+        ))],
+        span,
+    )
+}
+
+fn is_universal_zero(init: &Init) -> bool {
+    matches!(init, Init::List(items, _) if matches!(items.as_slice(),
+        [Init::Expr(Expr { kind: ExprKind::IntConst { value: 0, .. }, .. })]))
+}
 
 /// `tangent/actual-dummy`: the type of the variable a zero dummy for the
 /// pointer argument `e` stands for: a fixed-size array for `w` and
