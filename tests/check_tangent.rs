@@ -401,3 +401,68 @@ fn a_local_header_is_found_for_a_file_in_the_current_directory() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("PASSED"), "{text}");
 }
+
+/// Runs `aioli check` on `source`, written as `NAME.c` in a new directory;
+/// whether it exited with 0, and what it printed (stdout, then stderr).
+fn aioli_check(name: &str, source: &str, head: &str, domain: &str, mode: &str) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("{name}.c"));
+    std::fs::write(&file, source).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .arg("check")
+        .arg(&file)
+        .args(["--head", head, "--domain", domain, "--mode", mode])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+// ---------------------------------------------------------------------------
+// A bare head (`--head f`) and globals
+// ---------------------------------------------------------------------------
+
+/// `g` is written by a callee, `tmp` written before it is read, `scale`
+/// only read, `half` const; `f` returns nothing and has no pointer.
+const GLOBALS_PROGRAM: &str = "double g;\ndouble tmp;\ndouble scale = 2.0;\nconst double half = 0.5;\n\nstatic void store(double v)\n{\n    g = v;\n}\n\nvoid f(double x)\n{\n    tmp = x * scale;\n    store(tmp * tmp * half);\n}\n";
+
+#[test]
+fn a_bare_head_takes_the_globals_the_procedure_reads_and_writes() {
+    use aioli::analysis::head::HeadVar;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("globals.c");
+    std::fs::write(&file, GLOBALS_PROGRAM).unwrap();
+    let loaded = load(&file);
+    let p = &loaded.program;
+    let head = parse_head(p, "f").unwrap();
+    let names = |vs: &[HeadVar]| -> Vec<String> {
+        vs.iter()
+            .map(|v| match *v {
+                HeadVar::Param(s) | HeadVar::Global(s) => p.sym(s).name.clone(),
+                HeadVar::Result => "(result)".to_string(),
+            })
+            .collect()
+    };
+    // Written, also through a callee: outputs. Read before written: an
+    // input; `tmp` is only read after `f` writes it, `half` is const.
+    assert_eq!(names(&head.dependents), ["g", "tmp"]);
+    assert_eq!(names(&head.independents), ["x", "scale"]);
+    assert!(matches!(head.dependents[0], HeadVar::Global(_)));
+}
+
+#[test]
+fn a_bare_head_checks_the_globals_it_writes() {
+    let (ok, text) = aioli_check("globals", GLOBALS_PROGRAM, "f", "x=[0.5,1]", "both");
+    assert!(ok, "{text}");
+    assert!(!text.contains("nothing was compared"), "{text}");
+    assert!(!text.contains("FAILED"), "{text}");
+    // Both dependents, in the tangent table and in the adjoint table.
+    for dep in ["g", "tmp"] {
+        let rows = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with(&format!("{dep} ")))
+            .count();
+        assert_eq!(rows, 2, "{dep}:\n{text}");
+    }
+}

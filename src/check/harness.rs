@@ -1594,6 +1594,16 @@ impl PlanBuilder<'_> {
                     );
                     (name, groups, has)
                 }
+                HeadVar::Global(sym) if !self.global_slot.contains_key(&sym) => {
+                    // As for the globals no head names: the driver can
+                    // neither set nor restore it, so it keeps the value the
+                    // program gives it.
+                    self.notes.push(format!(
+                        "independent '{}' is a global the driver cannot reach (static, const, or not of the main file): it gets no direction",
+                        self.original.sym(sym).name
+                    ));
+                    continue;
+                }
                 HeadVar::Global(sym) => {
                     let (groups, has) = self.global_groups(sym)?;
                     (&self.original.sym(sym).name, groups, has)
