@@ -8,8 +8,9 @@ mod common;
 use aioli::analysis::head::{Head, parse_head};
 use aioli::check::domain::Domain;
 use aioli::check::tangent::{
-    CheckError, DEFAULT_MIN_DIGITS, TangentCheck, TangentCheckOptions, TangentParam, TangentReturn,
-    check_tangent, find_tangent_proc, match_signature,
+    CheckError, DEFAULT_MIN_DIGITS, Precision, SINGLE_STEPS, STEPS, TangentCheck,
+    TangentCheckOptions, TangentParam, TangentReturn, check_tangent, find_tangent_proc,
+    match_signature,
 };
 use aioli::front::{self, Loaded};
 use std::path::{Path, PathBuf};
@@ -465,4 +466,67 @@ fn a_bare_head_checks_the_globals_it_writes() {
             .count();
         assert_eq!(rows, 2, "{dep}:\n{text}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Single precision
+// ---------------------------------------------------------------------------
+
+#[test]
+fn single_precision_code_is_compared_with_its_own_steps() {
+    let original = fixture("unitvec.c");
+    let loaded = load(&original);
+    let f = loaded.program.proc_by_name("unitvec").unwrap();
+    assert_eq!(Precision::of(&loaded.program, f), Precision::Single);
+    let polar = load(&fixture("polar.c"));
+    let g = polar.program.proc_by_name("polar").unwrap();
+    assert_eq!(Precision::of(&polar.program, g), Precision::Double);
+
+    let opts = TangentCheckOptions {
+        min_digits: Precision::Single.min_digits(),
+        ..options()
+    };
+    let r = check_with("unitvec", "unitvec_d.c", &opts).unwrap();
+    println!("{r}");
+    // Correct to float precision: with double precision's steps (1e-3 and
+    // below) its divided differences agreed to 2.3 digits only.
+    assert!(r.passed, "{r}");
+    let d = &r.dependents[0];
+    assert!(d.digits >= 3.0, "{d:?}");
+    assert!(SINGLE_STEPS.contains(&d.best_step), "{d:?}");
+    assert!(
+        r.notes.iter().any(|n| n.contains("single precision")),
+        "{:?}",
+        r.notes
+    );
+    // Double precision keeps its own steps.
+    let r = check("polar");
+    assert!(STEPS.contains(&r.dependents[0].best_step), "{r}");
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+}
+
+#[test]
+fn a_float_tangent_wrong_by_one_percent_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let right = std::fs::read_to_string(fixture("unitvec_d.c")).unwrap();
+    let wrong = right.replace(
+        "outd[i] = (xd[i] - x[i] / r * rd) / r;",
+        "outd[i] = 1.01f * (xd[i] - x[i] / r * rd) / r;",
+    );
+    assert_ne!(wrong, right);
+    let tangent = dir.path().join("unitvec_d.c");
+    std::fs::write(&tangent, wrong).unwrap();
+    let original = fixture("unitvec.c");
+    let config = common::config(&original);
+    let loaded = load(&original);
+    let head = parse_head(&loaded.program, &config.head).unwrap();
+    let domain = Domain::parse(&config.domain).unwrap();
+    let opts = TangentCheckOptions {
+        min_digits: Precision::Single.min_digits(),
+        ..options()
+    };
+    let r = check_tangent(&original, &loaded.program, &head, &domain, &tangent, &opts).unwrap();
+    println!("{r}");
+    assert!(!r.passed, "{r}");
+    assert!(r.dependents[0].digits < 2.5, "{r}");
 }

@@ -33,12 +33,173 @@ use std::time::{Duration, Instant};
 
 /// The step sizes of the divided differences, relative to the inputs'
 /// magnitudes (the direction is scaled by them, see the module
-/// documentation of [`super::tangent`]).
+/// documentation of [`super::tangent`]), for double-precision code.
 pub const STEPS: [f64; 6] = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8];
+
+/// The steps for single-precision code: the round-off of a float
+/// difference quotient is about ε_f/h with ε_f ≈ 6e-8, the truncation
+/// error about h², so the best step is near ε_f^(1/3) ≈ 4e-3 (both ~1e-5),
+/// where [`STEPS`]' largest, 1e-3, already loses a digit to round-off and
+/// its smallest ones give none. Kept at 3e-2 and below so that a perturbed
+/// input stays within 3% of its value (and of the domain).
+pub const SINGLE_STEPS: [f64; 6] = [3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
 
 /// An element's error is relative to at least this share of the largest
 /// element of its dependent at the same point.
 pub const FLOOR_FRACTION: f64 = 1e-6;
+
+/// In single precision, an element's error is also relative to at least
+/// this share of the element's value. `f`'s outputs are rounded to float,
+/// so a difference quotient carries round-off of about ε_f·|y|/h, 2e-5 of
+/// the value |y| at the best steps (ε_f ≈ 6e-8, h ≈ 3e-3), whatever the
+/// size of the derivative: a tangent element much smaller than its value
+/// (a normalised vector's, say) cannot be told apart to 3 digits from its
+/// difference quotient below ~2e-2 of the value. (In double precision the
+/// same round-off is ~1e-11 of the value and no such floor is used.)
+pub const SINGLE_VALUE_FLOOR: f64 = 3e-2;
+
+/// The arithmetic of the code under check, which decides the divided
+/// differences' steps and what round-off they carry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// Only `double` (and integers).
+    #[default]
+    Double,
+    /// Some value is a `float`: results are rounded to about 7 digits.
+    Single,
+}
+
+impl Precision {
+    /// The precision of a head: single when the procedure or one it calls
+    /// (transitively) has a parameter, a result or a local of type `float`
+    /// (or a pointer to or an array of floats), or evaluates a `float`
+    /// expression (a global, a struct field, a cast).
+    pub fn of(program: &Program, proc: ProcId) -> Precision {
+        fn is_float(program: &Program, t: &Type) -> bool {
+            match program.resolve(t) {
+                Type::Real(RealKind::Float) => true,
+                Type::Pointer(e) | Type::Array { elem: e, .. } => is_float(program, &e.ty),
+                // A struct's float fields show in the expressions reading
+                // them.
+                _ => false,
+            }
+        }
+        let graph = program.call_graph();
+        let mut seen = vec![proc];
+        let mut i = 0;
+        while i < seen.len() {
+            for &c in &graph[seen[i].index()] {
+                if !seen.contains(&c) {
+                    seen.push(c);
+                }
+            }
+            i += 1;
+        }
+        let float_sym = |s: SymId| is_float(program, &program.sym(s).ty.ty);
+        let single = seen.iter().any(|&p| {
+            let p = program.proc(p);
+            if p.params.iter().any(|&s| float_sym(s)) || is_float(program, &p.ret.ty) {
+                return true;
+            }
+            let Some(body) = &p.body else {
+                return false;
+            };
+            let mut found = false;
+            crate::il::visit_stmts(&body.stmts, &mut |st| {
+                if found {
+                    return;
+                }
+                match &st.kind {
+                    crate::il::StmtKind::Decl { vars, .. } => {
+                        found = vars.iter().any(|d| float_sym(d.sym));
+                    }
+                    kind => for_each_expr(kind, &mut |e| {
+                        crate::il::visit_expr(e, &mut |x| {
+                            found |=
+                                matches!(program.resolve(&x.ty.ty), Type::Real(RealKind::Float));
+                        })
+                    }),
+                }
+            });
+            found
+        });
+        if single {
+            Precision::Single
+        } else {
+            Precision::Double
+        }
+    }
+
+    /// The steps of the divided differences.
+    pub fn steps(self) -> &'static [f64; 6] {
+        match self {
+            Precision::Double => &STEPS,
+            Precision::Single => &SINGLE_STEPS,
+        }
+    }
+
+    /// See [`SINGLE_VALUE_FLOOR`]; 0 in double precision.
+    pub fn value_floor(self) -> f64 {
+        match self {
+            Precision::Double => 0.0,
+            Precision::Single => SINGLE_VALUE_FLOOR,
+        }
+    }
+
+    /// The digits of agreement with divided differences a correct
+    /// derivative reaches with margin: 6 in double precision (see
+    /// [`super::tangent`]), 3 in single (the best step leaves ~1e-5 of
+    /// round-off and truncation on well-conditioned elements, ~1e-4 on
+    /// those whose tangent is smaller than their value).
+    pub fn min_digits(self) -> f64 {
+        match self {
+            Precision::Double => 6.0,
+            Precision::Single => 3.0,
+        }
+    }
+
+    /// A note for the reports, when the precision changes the method.
+    pub(crate) fn note(self) -> Option<String> {
+        (self == Precision::Single).then(|| {
+            format!(
+                "single precision: divided differences with steps {:.0e} to {:.0e}, each element's error relative to at least {:.0e} of its value",
+                SINGLE_STEPS[0],
+                SINGLE_STEPS[SINGLE_STEPS.len() - 1],
+                SINGLE_VALUE_FLOOR
+            )
+        })
+    }
+}
+
+/// Calls `f` on the expressions a statement holds directly (not those of
+/// nested statements).
+fn for_each_expr(kind: &crate::il::StmtKind, f: &mut dyn FnMut(&crate::il::Expr)) {
+    use crate::il::{LoopHeader, StmtKind};
+    match kind {
+        StmtKind::Assign { lhs, rhs, .. } => {
+            f(lhs);
+            f(rhs);
+        }
+        StmtKind::Call { result, args, .. } => {
+            result.iter().for_each(&mut *f);
+            args.iter().for_each(f);
+        }
+        StmtKind::Alloc { target, count, .. } => {
+            f(target);
+            f(count);
+        }
+        StmtKind::Free { ptr } => f(ptr),
+        StmtKind::If { cond, .. } => f(cond),
+        StmtKind::Loop { header, .. } => match header {
+            LoopHeader::For { cond, .. } => cond.iter().for_each(f),
+            LoopHeader::While { cond } | LoopHeader::DoWhile { cond } => f(cond),
+        },
+        StmtKind::Switch { selector, .. } => f(selector),
+        StmtKind::Return(e) => e.iter().for_each(f),
+        StmtKind::Discard(e) => f(e),
+        _ => {}
+    }
+}
 
 /// Digits reported for an exact agreement: a double has fewer.
 pub const MAX_DIGITS: f64 = 16.0;
@@ -908,6 +1069,8 @@ pub(crate) struct Plan {
     /// Declarations of the original's things the tangent file lacks.
     pub(crate) original_decls: String,
     pub(crate) notes: Vec<String>,
+    /// The head's arithmetic: the divided differences' steps.
+    pub(crate) precision: Precision,
 }
 
 pub(crate) fn dims(len: Option<usize>) -> String {
@@ -1855,6 +2018,8 @@ pub(crate) fn build_plan(
     let deps = b.dependents(head, result_c.is_some())?;
     let (f_call, fd_call) = b.calls(result_c.is_some());
     let original_decls = b.original_decls()?;
+    let precision = Precision::of(original, head.proc);
+    b.notes.extend(precision.note());
     Ok(Plan {
         head: f.name.clone(),
         tangent: b.fd.name.clone(),
@@ -1871,6 +2036,7 @@ pub(crate) fn build_plan(
         result_c,
         original_decls,
         notes: b.notes,
+        precision,
     })
 }
 
@@ -2379,7 +2545,8 @@ pub(crate) fn driver_source(
 ) -> Result<String, CheckError> {
     let ndir = plan.directed.iter().map(Group::len).sum::<usize>();
     let nout = plan.deps.iter().map(DepPlan::len).sum::<usize>();
-    let nsteps = STEPS.len();
+    let steps = plan.precision.steps();
+    let nsteps = steps.len();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -2460,7 +2627,7 @@ pub(crate) fn driver_source(
     out.push_str(
         "static double aioli_y[AIOLI_NOUT], aioli_yfd[AIOLI_NOUT], aioli_tan[AIOLI_NOUT];\nstatic double aioli_yp[AIOLI_NOUT], aioli_ym[AIOLI_NOUT];\nstatic double aioli_dd[AIOLI_NSTEPS * AIOLI_NOUT];\n",
     );
-    let steps: Vec<String> = STEPS.iter().map(|s| format_hex_float(*s)).collect();
+    let steps: Vec<String> = steps.iter().map(|s| format_hex_float(*s)).collect();
     let _ = writeln!(
         out,
         "static const double aioli_steps[AIOLI_NSTEPS] = {{{}}};\n",
@@ -3338,6 +3505,18 @@ pub(crate) fn parse_output(plan: &Plan, points: usize, text: &str) -> Result<Res
 /// ([`FLOOR_FRACTION`]) of the largest magnitude in either; the index of
 /// the worst element. A non-finite value is an infinite error.
 pub fn max_relative_error(a: &[f64], b: &[f64]) -> (f64, Option<usize>) {
+    max_relative_error_of_values(a, b, &[], 0.0)
+}
+
+/// [`max_relative_error`], each element's error also relative to at least
+/// `value_floor` times the magnitude of its value in `values` (missing or
+/// non-finite values count as 0; see [`SINGLE_VALUE_FLOOR`]).
+pub fn max_relative_error_of_values(
+    a: &[f64],
+    b: &[f64],
+    values: &[f64],
+    value_floor: f64,
+) -> (f64, Option<usize>) {
     let magnitude = a
         .iter()
         .chain(b)
@@ -3346,6 +3525,8 @@ pub fn max_relative_error(a: &[f64], b: &[f64]) -> (f64, Option<usize>) {
     let floor = (FLOOR_FRACTION * magnitude).max(f64::MIN_POSITIVE);
     let mut worst = (0.0, None);
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let value = values.get(i).copied().filter(|v| v.is_finite());
+        let floor = floor.max(value_floor * value.unwrap_or(0.0).abs());
         let err = if x.is_finite() && y.is_finite() {
             (x - y).abs() / x.abs().max(y.abs()).max(floor)
         } else {
