@@ -530,3 +530,43 @@ fn a_float_tangent_wrong_by_one_percent_fails() {
     assert!(!r.passed, "{r}");
     assert!(r.dependents[0].digits < 2.5, "{r}");
 }
+
+// ---------------------------------------------------------------------------
+// Parameters declared as arrays of arrays
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_two_dimensional_array_parameter_is_checked() {
+    let source = "double det(double A[2][2])\n{\n    return A[0][0] * A[1][1] - A[0][1] * A[1][0];\n}\n\nvoid mul(int n, const double A[][2], float B[2][2])\n{\n    for (int i = 0; i < 2; i++)\n        for (int j = 0; j < 2; j++)\n            B[i][j] = (float)(A[i][j] * A[j][i] * n);\n}\n";
+    let (ok, text) = aioli_check("mat", source, "det(det)/(A)", "A[4]=[0.5,1]", "both");
+    assert!(ok, "{text}");
+    assert_eq!(text.matches("PASSED").count(), 2, "{text}");
+    let (ok, text) = aioli_check(
+        "mat",
+        source,
+        "mul(B)/(A)",
+        "n=2 A[4]=[0.5,1] B[4]=[0,0]",
+        "tangent",
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("PASSED"), "{text}");
+    // The domain gives whole rows.
+    let (ok, text) = aioli_check("mat", source, "det(det)/(A)", "A[3]=[0.5,1]", "tangent");
+    assert!(!ok, "{text}");
+    assert!(text.contains("double (*)[2]"), "{text}");
+    assert!(text.contains("multiple of 2"), "{text}");
+}
+
+#[test]
+fn an_unsupported_parameter_type_is_spelled_in_c() {
+    let (ok, text) = aioli_check(
+        "pp",
+        "double h(double **p)\n{\n    return p[0][0];\n}\n",
+        "h(h)/(p)",
+        "p[1]=[0,1]",
+        "tangent",
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("has type double **,"), "{text}");
+    assert!(!text.contains("type ?"), "{text}");
+}

@@ -11,8 +11,8 @@
 
 use super::domain::{Domain, Entry, Number, ValueSpec};
 use super::driver::{
-    ArgValue, DriverError, FieldValue, Inputs, StructValue, c_type, compute_inputs,
-    format_hex_float, int_literal,
+    ArgValue, DriverError, FieldValue, Inputs, StructValue, c_type, compute_inputs, flat_elem,
+    format_hex_float, int_literal, pass_flat,
 };
 use super::rng::SplitMix64;
 use super::timing::{self, Timing};
@@ -1095,28 +1095,34 @@ pub(crate) fn scalar_of(program: &Program, ty: &Type) -> Option<Scalar> {
 
 /// The C spelling of a declaration `ty name` for a prototype or an
 /// `extern`: scalars by their builtin names, structs by the names the
-/// program gives them; array parameters as pointers.
+/// program gives them; array parameters as pointers (`double m[][2]` as
+/// `double (*m)[2]`).
 pub(crate) fn spell_decl(program: &Program, ty: &Type, name: &str) -> Option<String> {
+    spell_declarator(program, ty, name.to_string(), true)
+}
+
+/// [`spell_decl`] around a declarator; `top`: `ty` is the parameter's own
+/// type, where an array stands for a pointer.
+fn spell_declarator(program: &Program, ty: &Type, inner: String, top: bool) -> Option<String> {
+    let qualified = |q: &crate::il::QualType, inner: String| {
+        let d = spell_declarator(program, &q.ty, inner, false)?;
+        Some(if q.is_const { format!("const {d}") } else { d })
+    };
     match program.resolve(ty) {
         Type::Void | Type::Int { .. } | Type::Real(_) => {
-            Some(format!("{} {name}", program.resolve(ty).scalar_c_name()?))
+            Some(format!("{} {inner}", program.resolve(ty).scalar_c_name()?))
         }
-        Type::Struct(_) => Some(format!("{} {name}", c_type(program, ty)?)),
-        Type::Pointer(q) => {
-            let inner = spell_decl(program, &q.ty, &format!("*{name}"))?;
-            Some(if q.is_const {
-                format!("const {inner}")
+        Type::Struct(_) => Some(format!("{} {inner}", c_type(program, ty)?)),
+        Type::Pointer(q) => qualified(q, format!("*{inner}")),
+        Type::Array { elem, .. } if top => qualified(elem, format!("*{inner}")),
+        Type::Array { elem, len } => {
+            let n = len.as_ref().and_then(|l| l.value)?;
+            let inner = if inner.starts_with('*') {
+                format!("({inner})")
             } else {
                 inner
-            })
-        }
-        Type::Array { elem, .. } => {
-            let inner = spell_decl(program, &elem.ty, &format!("*{name}"))?;
-            Some(if elem.is_const {
-                format!("const {inner}")
-            } else {
-                inner
-            })
+            };
+            qualified(elem, format!("{inner}[{n}]"))
         }
         Type::Named(_) | Type::Opaque(_) => None,
     }
@@ -1383,16 +1389,17 @@ pub(crate) fn param_groups(
     }
 }
 
-/// The element type of a pointer / array parameter's type, or the type of
-/// a by-value one, spelled for the driver.
+/// The element type of a pointer / array parameter's buffer (through
+/// rows of fixed length, see [`flat_elem`]), or the type of a by-value
+/// one, spelled for the driver.
 pub(crate) fn storage_c(program: &Program, ty: &Type, by_value: bool) -> Option<String> {
     if by_value {
         return c_type(program, ty);
     }
-    let (elem, _) = sequence_elem(program.resolve(ty))?;
-    match program.resolve(elem) {
-        Type::Struct(_) => c_type(program, elem),
-        _ => scalar_c(program, elem),
+    let (elem, _) = flat_elem(program, ty)?;
+    match program.resolve(&elem.ty) {
+        Type::Struct(_) => c_type(program, &elem.ty),
+        _ => scalar_c(program, &elem.ty),
     }
 }
 
@@ -1489,6 +1496,7 @@ impl PlanBuilder<'_> {
                 format!("aioli_{prefix}{i}")
             }
         };
+        let mut deriv_arg = tderiv.map(|_| pass(dp));
         let layout = match arg {
             ArgValue::Int(v) => {
                 self.f_args.push(int_literal(*v));
@@ -1503,7 +1511,7 @@ impl PlanBuilder<'_> {
                 let elem_c = if by_value {
                     scalar_c(original, ty)
                 } else {
-                    sequence_elem(original.resolve(ty)).and_then(|(e, _)| scalar_c(original, e))
+                    flat_elem(original, ty).and_then(|(e, _)| scalar_c(original, &e.ty))
                 }
                 .ok_or_else(|| {
                     unsupported(format!("parameter '{name}' has no scalar element type"))
@@ -1524,7 +1532,22 @@ impl PlanBuilder<'_> {
                         template: None,
                     });
                 }
-                self.f_args.push(pass("w"));
+                // Rows of fixed length (`double (*A)[2]`): the flat
+                // buffers are passed cast to the parameters' types.
+                let cast = |p: &Program, t: &Type, prefix: &str| {
+                    let buffer = pass(prefix);
+                    if by_value {
+                        return Ok(buffer);
+                    }
+                    pass_flat(p, t, &buffer).ok_or_else(|| {
+                        unsupported(format!(
+                            "the type of parameter '{name}' of '{}' cannot be spelled in the driver",
+                            f.name
+                        ))
+                    })
+                };
+                self.f_args.push(cast(original, ty, "w")?);
+                deriv_arg = tderiv.map(|dt| cast(tangent, dt, dp)).transpose()?;
                 ParamLayout::Flat {
                     elem_c,
                     real: !matches!(arg, ArgValue::IntArray(_)),
@@ -1603,7 +1626,7 @@ impl PlanBuilder<'_> {
                 ParamLayout::Structs { slots, count }
             }
         };
-        self.deriv_args.push(tderiv.map(|_| pass(dp)));
+        self.deriv_args.push(deriv_arg);
         self.layouts.push(layout);
         Ok(())
     }
