@@ -114,6 +114,48 @@ fn active_globals() {
 }
 
 #[test]
+fn struct_result_by_value() {
+    // rotate_d returns AB_d and the primal comes back through `AB *rotate`.
+    let r = assert_passes("rotate", &["rotate"]);
+    assert_eq!(r.signature.returns, TangentReturn::Derivative);
+    use TangentParam::*;
+    assert_eq!(
+        r.signature.params,
+        [
+            Primal(0),
+            Derivative(0),
+            Primal(1),
+            Derivative(1),
+            PrimalResult
+        ]
+    );
+    // `a` and `b`; `turns` is an integer.
+    assert_eq!(r.dependents[0].elements, 2);
+}
+
+#[test]
+fn a_wrong_struct_result_tangent_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let right = std::fs::read_to_string(fixture("rotate_d.c")).unwrap();
+    // A sign error in one term of one field.
+    let wrong = right.replace("(c * vd.b - s * thd * v.b)", "(c * vd.b + s * thd * v.b)");
+    assert_ne!(wrong, right);
+    let tangent = dir.path().join("rotate_d.c");
+    std::fs::write(&tangent, wrong).unwrap();
+    let r = check_with("rotate", tangent.to_str().unwrap(), &options()).unwrap();
+    println!("{r}");
+    assert!(!r.passed, "{r}");
+    assert!(r.dependents[0].digits < 2.0, "{r}");
+    assert!(
+        r.dependents[0]
+            .worst
+            .as_deref()
+            .is_some_and(|w| w.starts_with("rotate.b")),
+        "{r}"
+    );
+}
+
+#[test]
 fn struct_by_value_global_array_and_a_passive_dependent() {
     let r = check("weigh");
     println!("{r}");
@@ -358,6 +400,40 @@ fn signature_structs_need_derivative_structs() {
 }
 
 #[test]
+fn signature_struct_result() {
+    use TangentParam::*;
+    let original = "typedef struct { double a; int k; } R;\nR f(double x) { R r; r.a = x; r.k = 1; return r; }\n";
+    let types = "typedef struct { double a; int k; } R;\ntypedef struct { double a; } R_d;\n";
+    let (p, r) = signature(
+        original,
+        &format!(
+            "{types}R_d f_d(double x, double xd, R *f) {{ R_d d; d.a = xd; f->a = x; f->k = 1; return d; }}\n"
+        ),
+    )
+    .unwrap();
+    assert_eq!(p, vec![Primal(0), Derivative(0), PrimalResult]);
+    assert_eq!(r, TangentReturn::Derivative);
+    // Without the result parameter, f_d returns the primal struct.
+    let (p, r) = signature(
+        original,
+        &format!(
+            "{types}R f_d(double x, double xd) {{ R r; r.a = x + 0 * xd; r.k = 1; return r; }}\n"
+        ),
+    )
+    .unwrap();
+    assert_eq!(p, vec![Primal(0), Derivative(0)]);
+    assert_eq!(r, TangentReturn::Primal);
+    // With it, f_d must return the derivative struct, not R.
+    let err = signature(
+        original,
+        &format!("{types}R f_d(double x, double xd, R *f) {{ f->a = x; f->k = 1; return *f; (void)xd; }}\n"),
+    )
+    .unwrap_err();
+    assert!(matches!(err, CheckError::Signature(_)), "{err}");
+    assert!(err.to_string().contains("derivative type"), "{err}");
+}
+
+#[test]
 fn signature_mismatches_are_reported() {
     let err = signature(
         "void f(double *x, int n) { x[0] = n; }\n",
@@ -569,4 +645,37 @@ fn an_unsupported_parameter_type_is_spelled_in_c() {
     assert!(!ok, "{text}");
     assert!(text.contains("has type double **,"), "{text}");
     assert!(!text.contains("type ?"), "{text}");
+}
+
+// ---------------------------------------------------------------------------
+// A struct result, on aioli's own derivatives
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_struct_result_is_checked_in_both_modes() {
+    let source = "#include <math.h>\n\ntypedef struct {\n    double a, b;\n} AB;\n\nAB rotate(AB v, double th)\n{\n    AB r;\n    r.a = cos(th) * v.a - sin(th) * v.b;\n    r.b = sin(th) * v.a + cos(th) * v.b;\n    return r;\n}\n";
+    let (ok, text) = aioli_check(
+        "rot",
+        source,
+        "rotate(rotate)/(v th)",
+        "v.a=[0.5,1] v.b=[0.5,1] th=[0,1]",
+        "both",
+    );
+    assert!(ok, "{text}");
+    assert_eq!(text.matches("PASSED").count(), 2, "{text}");
+    assert!(!text.contains("CONTRACT"), "{text}");
+}
+
+#[test]
+fn a_struct_result_with_integer_and_array_fields_is_checked() {
+    let source = "typedef struct {\n    double a;\n    int k;\n    double c[2];\n} R;\n\nR mk(const double *x, double p, int k)\n{\n    R r;\n    r.a = x[0] * x[1];\n    r.k = k;\n    r.c[0] = x[1] * x[1];\n    r.c[1] = p;\n    return r;\n}\n";
+    let (ok, text) = aioli_check(
+        "mk",
+        source,
+        "mk(mk)/(x)",
+        "x[2]=[0.5,1] p=[0,1] k=3",
+        "tangent",
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("PASSED"), "{text}");
 }

@@ -22,7 +22,11 @@
 //! `f_d`'s parameters are matched with `f`'s by [`match_signature`]: by
 //! position and type first (each primal parameter, optionally followed by
 //! its derivative, then `double *f` when `f` returns a real), by name when
-//! positions and types leave a choice.
+//! positions and types leave a choice. A struct result `T` is matched the
+//! same way with its derivative type: `f_d` returns `T_d` and takes an
+//! extra last `T *f` (and `f_b` an extra last `T_b fb`, by value), as
+//! aioli emits them; its real fields (scalars and fixed-size arrays, nested
+//! structs flattened) are the dependent's elements, `f.a`, `f.c[1]`.
 //!
 //! At each of `points` random points of the domain (the inputs of
 //! [`compute_inputs`], point 0 with `seed` itself; integers as the domain
@@ -97,8 +101,10 @@
 //!
 //! Pointers to pointers, and any parameter [`compute_inputs`] cannot fill;
 //! struct fields that are pointers to structs; dependents passed by value
-//! or of integer type; a struct-valued result; `static` heads and `static`
-//! globals of the original (another translation unit cannot reach them);
+//! or of integer type; the pointer fields of a struct result (their length
+//! is unknown; a note says so); `static` heads, and `static` globals of the
+//! original as dependents (another translation unit cannot reach them; as
+//! independents they get no direction, with a note);
 //! globals other than scalars and fixed-size arrays of integers or reals
 //! (they are neither restored between calls nor usable as head variables);
 //! derivative globals of other types than reals and arrays of reals are not
