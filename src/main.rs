@@ -425,7 +425,7 @@ fn check(
     pp: &Preprocessing,
 ) -> ExitCode {
     use aioli::check::domain::Domain;
-    use aioli::check::tangent::{TangentCheckOptions, check_tangent};
+    use aioli::check::tangent::{Precision, TangentCheckOptions, check_tangent};
     use aioli::transform::tangent::{TangentOptions, load_rules, tangent};
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
@@ -494,10 +494,10 @@ fn check(
         for h in &parsed {
             // Single precision limits divided differences to about half of
             // float's 7 digits.
-            let single = uses_single_precision(&loaded.program, h.proc);
+            let precision = Precision::of(&loaded.program, h.proc);
             let options = TangentCheckOptions {
                 front: pp.options(),
-                min_digits: if single { 3.0 } else { 6.0 },
+                min_digits: precision.min_digits(),
                 ..TangentCheckOptions::default()
             };
             match check_tangent(file, &loaded.program, h, &dom, &tangent_path, &options) {
@@ -536,6 +536,7 @@ fn check_adjoint_mode(
     pp: &Preprocessing,
 ) -> bool {
     use aioli::check::adjoint::{AdjointCheckOptions, check_adjoint};
+    use aioli::check::tangent::Precision;
     use aioli::transform::adjoint::{AdjointOptions, adjoint, load_adjoint_rules};
     let opts = AdjointOptions::default();
     let rules = match load_adjoint_rules(&opts) {
@@ -565,11 +566,14 @@ fn check_adjoint_mode(
     for h in heads {
         // Single precision: round-off of float, about 1e-7, in both dot
         // products; divided differences as in the tangent check.
-        let single = uses_single_precision(&loaded.program, h.proc);
+        let precision = Precision::of(&loaded.program, h.proc);
         let options = AdjointCheckOptions {
             front: pp.options(),
-            max_rel_err: if single { 1e-4 } else { 1e-10 },
-            min_dd_digits: if single { 3.0 } else { 6.0 },
+            max_rel_err: match precision {
+                Precision::Single => 1e-4,
+                Precision::Double => 1e-10,
+            },
+            min_dd_digits: precision.min_digits(),
             ..AdjointCheckOptions::default()
         };
         match check_adjoint(
@@ -592,46 +596,6 @@ fn check_adjoint_mode(
         }
     }
     all_passed
-}
-
-/// Does a procedure (or anything it calls) hold `float` values?
-fn uses_single_precision(program: &aioli::il::Program, proc: aioli::il::ProcId) -> bool {
-    use aioli::il::{RealKind, Type};
-    fn is_float(program: &aioli::il::Program, t: &Type) -> bool {
-        match program.resolve(t) {
-            Type::Real(RealKind::Float) => true,
-            Type::Pointer(e) | Type::Array { elem: e, .. } => is_float(program, &e.ty),
-            _ => false,
-        }
-    }
-    let graph = program.call_graph();
-    let mut seen = vec![proc];
-    let mut i = 0;
-    while i < seen.len() {
-        for &c in &graph[seen[i].index()] {
-            if !seen.contains(&c) {
-                seen.push(c);
-            }
-        }
-        i += 1;
-    }
-    let scopes: Vec<_> = seen.iter().map(|p| program.proc(*p).scope).collect();
-    program.symbols.iter().any(|s| {
-        is_float(program, &s.ty.ty)
-            && (scopes.contains(&s.scope)
-                || seen.iter().any(|p| {
-                    program.proc(*p).body.as_ref().is_some_and(|b| {
-                        let mut sc = Some(s.scope);
-                        while let Some(x) = sc {
-                            if x == b.scope {
-                                return true;
-                            }
-                            sc = program.scopes[x.index()].parent;
-                        }
-                        false
-                    })
-                }))
-    })
 }
 
 /// Writes through a temporary file and a rename, so a failure never leaves

@@ -98,6 +98,33 @@ fn reals_by_value_and_a_result() {
 }
 
 #[test]
+fn a_struct_result_by_value() {
+    // rotate_b takes the result's adjoint as `AB_b rotateb`, by value.
+    let r = assert_passes("rot", &["rotate"]);
+    use AdjointParam::*;
+    assert_eq!(
+        r.signature.params,
+        vec![Primal(0), Adjoint(0), Primal(1), Adjoint(1), ResultAdjoint]
+    );
+    // `a` and `b`; `turns` is an integer.
+    assert_eq!(r.overall.elements, 2);
+}
+
+#[test]
+fn a_struct_result_adjoint_that_drops_a_field_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let right = std::fs::read_to_string(fixture("rot_b.c")).unwrap();
+    let wrong = right.replace(" + (c * v.a - s * v.b) * rotateb.b;", ";");
+    assert_ne!(wrong, right);
+    let adjoint = dir.path().join("rot_b.c");
+    std::fs::write(&adjoint, wrong).unwrap();
+    let r = check_with("rot", &fixture("rot_d.c"), &adjoint, &options()).unwrap();
+    println!("{r}");
+    assert!(!r.passed, "{r}");
+    assert!(r.overall.digits < 3.0, "{r}");
+}
+
+#[test]
 fn arrays_with_the_runtime_stack() {
     let r = assert_passes("arr", &["y"]);
     assert_eq!(r.dependents[0].elements, 6);

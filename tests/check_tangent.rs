@@ -8,8 +8,9 @@ mod common;
 use aioli::analysis::head::{Head, parse_head};
 use aioli::check::domain::Domain;
 use aioli::check::tangent::{
-    CheckError, DEFAULT_MIN_DIGITS, TangentCheck, TangentCheckOptions, TangentParam, TangentReturn,
-    check_tangent, find_tangent_proc, match_signature,
+    CheckError, DEFAULT_MIN_DIGITS, Precision, SINGLE_STEPS, STEPS, TangentCheck,
+    TangentCheckOptions, TangentParam, TangentReturn, check_tangent, find_tangent_proc,
+    match_signature,
 };
 use aioli::front::{self, Loaded};
 use std::path::{Path, PathBuf};
@@ -110,6 +111,48 @@ fn function_result() {
 fn active_globals() {
     let r = assert_passes("gain", &["total"]);
     assert!(r.notes.is_empty(), "{:?}", r.notes);
+}
+
+#[test]
+fn struct_result_by_value() {
+    // rotate_d returns AB_d and the primal comes back through `AB *rotate`.
+    let r = assert_passes("rotate", &["rotate"]);
+    assert_eq!(r.signature.returns, TangentReturn::Derivative);
+    use TangentParam::*;
+    assert_eq!(
+        r.signature.params,
+        [
+            Primal(0),
+            Derivative(0),
+            Primal(1),
+            Derivative(1),
+            PrimalResult
+        ]
+    );
+    // `a` and `b`; `turns` is an integer.
+    assert_eq!(r.dependents[0].elements, 2);
+}
+
+#[test]
+fn a_wrong_struct_result_tangent_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let right = std::fs::read_to_string(fixture("rotate_d.c")).unwrap();
+    // A sign error in one term of one field.
+    let wrong = right.replace("(c * vd.b - s * thd * v.b)", "(c * vd.b + s * thd * v.b)");
+    assert_ne!(wrong, right);
+    let tangent = dir.path().join("rotate_d.c");
+    std::fs::write(&tangent, wrong).unwrap();
+    let r = check_with("rotate", tangent.to_str().unwrap(), &options()).unwrap();
+    println!("{r}");
+    assert!(!r.passed, "{r}");
+    assert!(r.dependents[0].digits < 2.0, "{r}");
+    assert!(
+        r.dependents[0]
+            .worst
+            .as_deref()
+            .is_some_and(|w| w.starts_with("rotate.b")),
+        "{r}"
+    );
 }
 
 #[test]
@@ -357,6 +400,40 @@ fn signature_structs_need_derivative_structs() {
 }
 
 #[test]
+fn signature_struct_result() {
+    use TangentParam::*;
+    let original = "typedef struct { double a; int k; } R;\nR f(double x) { R r; r.a = x; r.k = 1; return r; }\n";
+    let types = "typedef struct { double a; int k; } R;\ntypedef struct { double a; } R_d;\n";
+    let (p, r) = signature(
+        original,
+        &format!(
+            "{types}R_d f_d(double x, double xd, R *f) {{ R_d d; d.a = xd; f->a = x; f->k = 1; return d; }}\n"
+        ),
+    )
+    .unwrap();
+    assert_eq!(p, vec![Primal(0), Derivative(0), PrimalResult]);
+    assert_eq!(r, TangentReturn::Derivative);
+    // Without the result parameter, f_d returns the primal struct.
+    let (p, r) = signature(
+        original,
+        &format!(
+            "{types}R f_d(double x, double xd) {{ R r; r.a = x + 0 * xd; r.k = 1; return r; }}\n"
+        ),
+    )
+    .unwrap();
+    assert_eq!(p, vec![Primal(0), Derivative(0)]);
+    assert_eq!(r, TangentReturn::Primal);
+    // With it, f_d must return the derivative struct, not R.
+    let err = signature(
+        original,
+        &format!("{types}R f_d(double x, double xd, R *f) {{ f->a = x; f->k = 1; return *f; (void)xd; }}\n"),
+    )
+    .unwrap_err();
+    assert!(matches!(err, CheckError::Signature(_)), "{err}");
+    assert!(err.to_string().contains("derivative type"), "{err}");
+}
+
+#[test]
 fn signature_mismatches_are_reported() {
     let err = signature(
         "void f(double *x, int n) { x[0] = n; }\n",
@@ -399,5 +476,206 @@ fn a_local_header_is_found_for_a_file_in_the_current_directory() {
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
+    assert!(text.contains("PASSED"), "{text}");
+}
+
+/// Runs `aioli check` on `source`, written as `NAME.c` in a new directory;
+/// whether it exited with 0, and what it printed (stdout, then stderr).
+fn aioli_check(name: &str, source: &str, head: &str, domain: &str, mode: &str) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(format!("{name}.c"));
+    std::fs::write(&file, source).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .arg("check")
+        .arg(&file)
+        .args(["--head", head, "--domain", domain, "--mode", mode])
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+// ---------------------------------------------------------------------------
+// A bare head (`--head f`) and globals
+// ---------------------------------------------------------------------------
+
+/// `g` is written by a callee, `tmp` written before it is read, `scale`
+/// only read, `half` const; `f` returns nothing and has no pointer.
+const GLOBALS_PROGRAM: &str = "double g;\ndouble tmp;\ndouble scale = 2.0;\nconst double half = 0.5;\n\nstatic void store(double v)\n{\n    g = v;\n}\n\nvoid f(double x)\n{\n    tmp = x * scale;\n    store(tmp * tmp * half);\n}\n";
+
+#[test]
+fn a_bare_head_takes_the_globals_the_procedure_reads_and_writes() {
+    use aioli::analysis::head::HeadVar;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("globals.c");
+    std::fs::write(&file, GLOBALS_PROGRAM).unwrap();
+    let loaded = load(&file);
+    let p = &loaded.program;
+    let head = parse_head(p, "f").unwrap();
+    let names = |vs: &[HeadVar]| -> Vec<String> {
+        vs.iter()
+            .map(|v| match *v {
+                HeadVar::Param(s) | HeadVar::Global(s) => p.sym(s).name.clone(),
+                HeadVar::Result => "(result)".to_string(),
+            })
+            .collect()
+    };
+    // Written, also through a callee: outputs. Read before written: an
+    // input; `tmp` is only read after `f` writes it, `half` is const.
+    assert_eq!(names(&head.dependents), ["g", "tmp"]);
+    assert_eq!(names(&head.independents), ["x", "scale"]);
+    assert!(matches!(head.dependents[0], HeadVar::Global(_)));
+}
+
+#[test]
+fn a_bare_head_checks_the_globals_it_writes() {
+    let (ok, text) = aioli_check("globals", GLOBALS_PROGRAM, "f", "x=[0.5,1]", "both");
+    assert!(ok, "{text}");
+    assert!(!text.contains("nothing was compared"), "{text}");
+    assert!(!text.contains("FAILED"), "{text}");
+    // Both dependents, in the tangent table and in the adjoint table.
+    for dep in ["g", "tmp"] {
+        let rows = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with(&format!("{dep} ")))
+            .count();
+        assert_eq!(rows, 2, "{dep}:\n{text}");
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Single precision
+// ---------------------------------------------------------------------------
+
+#[test]
+fn single_precision_code_is_compared_with_its_own_steps() {
+    let original = fixture("unitvec.c");
+    let loaded = load(&original);
+    let f = loaded.program.proc_by_name("unitvec").unwrap();
+    assert_eq!(Precision::of(&loaded.program, f), Precision::Single);
+    let polar = load(&fixture("polar.c"));
+    let g = polar.program.proc_by_name("polar").unwrap();
+    assert_eq!(Precision::of(&polar.program, g), Precision::Double);
+
+    let opts = TangentCheckOptions {
+        min_digits: Precision::Single.min_digits(),
+        ..options()
+    };
+    let r = check_with("unitvec", "unitvec_d.c", &opts).unwrap();
+    println!("{r}");
+    // Correct to float precision: with double precision's steps (1e-3 and
+    // below) its divided differences agreed to 2.3 digits only.
+    assert!(r.passed, "{r}");
+    let d = &r.dependents[0];
+    assert!(d.digits >= 3.0, "{d:?}");
+    assert!(SINGLE_STEPS.contains(&d.best_step), "{d:?}");
+    assert!(
+        r.notes.iter().any(|n| n.contains("single precision")),
+        "{:?}",
+        r.notes
+    );
+    // Double precision keeps its own steps.
+    let r = check("polar");
+    assert!(STEPS.contains(&r.dependents[0].best_step), "{r}");
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+}
+
+#[test]
+fn a_float_tangent_wrong_by_one_percent_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let right = std::fs::read_to_string(fixture("unitvec_d.c")).unwrap();
+    let wrong = right.replace(
+        "outd[i] = (xd[i] - x[i] / r * rd) / r;",
+        "outd[i] = 1.01f * (xd[i] - x[i] / r * rd) / r;",
+    );
+    assert_ne!(wrong, right);
+    let tangent = dir.path().join("unitvec_d.c");
+    std::fs::write(&tangent, wrong).unwrap();
+    let original = fixture("unitvec.c");
+    let config = common::config(&original);
+    let loaded = load(&original);
+    let head = parse_head(&loaded.program, &config.head).unwrap();
+    let domain = Domain::parse(&config.domain).unwrap();
+    let opts = TangentCheckOptions {
+        min_digits: Precision::Single.min_digits(),
+        ..options()
+    };
+    let r = check_tangent(&original, &loaded.program, &head, &domain, &tangent, &opts).unwrap();
+    println!("{r}");
+    assert!(!r.passed, "{r}");
+    assert!(r.dependents[0].digits < 2.5, "{r}");
+}
+
+// ---------------------------------------------------------------------------
+// Parameters declared as arrays of arrays
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_two_dimensional_array_parameter_is_checked() {
+    let source = "double det(double A[2][2])\n{\n    return A[0][0] * A[1][1] - A[0][1] * A[1][0];\n}\n\nvoid mul(int n, const double A[][2], float B[2][2])\n{\n    for (int i = 0; i < 2; i++)\n        for (int j = 0; j < 2; j++)\n            B[i][j] = (float)(A[i][j] * A[j][i] * n);\n}\n";
+    let (ok, text) = aioli_check("mat", source, "det(det)/(A)", "A[4]=[0.5,1]", "both");
+    assert!(ok, "{text}");
+    assert_eq!(text.matches("PASSED").count(), 2, "{text}");
+    let (ok, text) = aioli_check(
+        "mat",
+        source,
+        "mul(B)/(A)",
+        "n=2 A[4]=[0.5,1] B[4]=[0,0]",
+        "tangent",
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("PASSED"), "{text}");
+    // The domain gives whole rows.
+    let (ok, text) = aioli_check("mat", source, "det(det)/(A)", "A[3]=[0.5,1]", "tangent");
+    assert!(!ok, "{text}");
+    assert!(text.contains("double (*)[2]"), "{text}");
+    assert!(text.contains("multiple of 2"), "{text}");
+}
+
+#[test]
+fn an_unsupported_parameter_type_is_spelled_in_c() {
+    let (ok, text) = aioli_check(
+        "pp",
+        "double h(double **p)\n{\n    return p[0][0];\n}\n",
+        "h(h)/(p)",
+        "p[1]=[0,1]",
+        "tangent",
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("has type double **,"), "{text}");
+    assert!(!text.contains("type ?"), "{text}");
+}
+
+// ---------------------------------------------------------------------------
+// A struct result, on aioli's own derivatives
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_struct_result_is_checked_in_both_modes() {
+    let source = "#include <math.h>\n\ntypedef struct {\n    double a, b;\n} AB;\n\nAB rotate(AB v, double th)\n{\n    AB r;\n    r.a = cos(th) * v.a - sin(th) * v.b;\n    r.b = sin(th) * v.a + cos(th) * v.b;\n    return r;\n}\n";
+    let (ok, text) = aioli_check(
+        "rot",
+        source,
+        "rotate(rotate)/(v th)",
+        "v.a=[0.5,1] v.b=[0.5,1] th=[0,1]",
+        "both",
+    );
+    assert!(ok, "{text}");
+    assert_eq!(text.matches("PASSED").count(), 2, "{text}");
+    assert!(!text.contains("CONTRACT"), "{text}");
+}
+
+#[test]
+fn a_struct_result_with_integer_and_array_fields_is_checked() {
+    let source = "typedef struct {\n    double a;\n    int k;\n    double c[2];\n} R;\n\nR mk(const double *x, double p, int k)\n{\n    R r;\n    r.a = x[0] * x[1];\n    r.k = k;\n    r.c[0] = x[1] * x[1];\n    r.c[1] = p;\n    return r;\n}\n";
+    let (ok, text) = aioli_check(
+        "mk",
+        source,
+        "mk(mk)/(x)",
+        "x[2]=[0.5,1] p=[0,1] k=3",
+        "tangent",
+    );
+    assert!(ok, "{text}");
     assert!(text.contains("PASSED"), "{text}");
 }

@@ -156,3 +156,66 @@ fn every_fixture_runs_through_its_generated_driver() {
         failures.join("\n")
     );
 }
+
+/// A parameter declared as an array of arrays (`double B[2][2]`, which C
+/// adjusts to `double (*B)[2]`) gets one buffer of all its elements, passed
+/// cast to the parameter's type: the driver compiles without a warning and
+/// prints every element.
+#[test]
+fn a_parameter_of_rows_gets_one_buffer_of_all_their_elements() {
+    use aioli::check::driver::ArgValue;
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("rows.c");
+    std::fs::write(
+        &path,
+        "void mul(int n, const double A[][2], float B[2][2])\n{\n    for (int i = 0; i < 2; i++)\n        for (int j = 0; j < 2; j++)\n            B[i][j] = (float)(A[i][j] * A[j][i] * n);\n}\n",
+    )
+    .unwrap();
+    let loaded = aioli::front::load(&path, &FrontOptions::default()).unwrap();
+    let domain = Domain::parse("n=3 A[4]=[0.5,1] B[4]=[0,0]").unwrap();
+    let inputs = compute_inputs(&loaded.program, "mul", &domain, 5).unwrap();
+    let ArgValue::RealArray(a) = &inputs.args[1] else {
+        panic!("{:?}", inputs.args[1]);
+    };
+    assert_eq!(a.len(), 4);
+    let text = generate_driver(&loaded.program, &inputs, &path).unwrap();
+    assert!(text.contains("(float (*)[2])"), "{text}");
+    let source = work.path().join("rows_driver.c");
+    let exe = work.path().join("rows");
+    std::fs::write(&source, &text).unwrap();
+    compile(
+        &["-std=c99", "-Wall", "-Wextra", "-Werror"],
+        &[&source],
+        &exe,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success());
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let slots = describe_outputs(&loaded.program, &inputs);
+    assert_eq!(lines.len(), slots.len(), "{stdout}");
+    // B's four elements, in row order, as float.
+    let b: Vec<String> = (0..2)
+        .flat_map(|i| (0..2).map(move |j| (i, j)))
+        .map(|(i, j)| {
+            let v = (a[i * 2 + j] * a[j * 2 + i] * 3.0) as f32;
+            slots[4 + i * 2 + j].format(v as f64)
+        })
+        .collect();
+    assert_eq!(lines[4..8], b[..], "{stdout}");
+    // The interpreter lays the buffer out the same way.
+    let interp =
+        aioli::check::run_in_interpreter(&loaded.program, &inputs, &slots, 1_000_000).unwrap();
+    assert_eq!(
+        interp, stdout,
+        "interpreter:\n{interp}\ncompiled:\n{stdout}"
+    );
+    // A domain that does not give whole rows is refused, naming the type.
+    let bad = Domain::parse("n=3 A[3]=[0.5,1] B[4]=[0,0]").unwrap();
+    let err = compute_inputs(&loaded.program, "mul", &bad, 5)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("const double (*)[2]"), "{err}");
+    assert!(err.contains("multiple of 2"), "{err}");
+}

@@ -1,7 +1,7 @@
 //! The `--head 'f(DEPS)/(INDEPS)'` argument (CONTRACT §1): the head
 //! procedure, its dependent outputs and independent inputs.
 
-use crate::il::{ProcId, Program, SymId, Type};
+use crate::il::{ProcId, Program, QualType, SymId, SymKind, Type};
 
 /// An input or output of a head.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -63,15 +63,19 @@ pub fn parse_head(program: &Program, text: &str) -> Result<Head, String> {
                 continue;
             }
             indeps.push(HeadVar::Param(s));
+            // `const double A[][2]` points to rows of const elements.
             let writable = match program.resolve(ty) {
-                Type::Pointer(t) => !t.is_const,
-                Type::Array { elem, .. } => !elem.is_const,
+                Type::Pointer(t) => !is_read_only(program, t),
+                Type::Array { elem, .. } => !is_read_only(program, elem),
                 _ => false,
             };
             if writable {
                 deps.push(HeadVar::Param(s));
             }
         }
+        let (read, written) = globals_used(program, proc);
+        indeps.extend(read.into_iter().map(HeadVar::Global));
+        deps.extend(written.into_iter().map(HeadVar::Global));
         if program.is_real(&p.ret.ty) || program.contains_real(&p.ret.ty) {
             deps.push(HeadVar::Result);
         }
@@ -104,6 +108,53 @@ pub fn parse_head(program: &Program, text: &str) -> Result<Head, String> {
         dependents,
         independents,
     })
+}
+
+/// The global variables holding reals that `proc` (or a procedure it
+/// calls) may read the entry value of, and those it may write, each in
+/// declaration order: the summary of the in-out analysis (`call/summary`,
+/// `inout/upward-read`, `inout/may-write`), so that a global reached
+/// through a callee or a pointer counts, and one only overwritten is no
+/// input. `const` globals are left out: nothing varies them.
+fn globals_used(program: &Program, proc: ProcId) -> (Vec<SymId>, Vec<SymId>) {
+    // No dependents or independents: only the bottom-up summaries are read.
+    let probe = Head {
+        proc,
+        dependents: Vec::new(),
+        independents: Vec::new(),
+    };
+    let a = super::analyze_for(program, &[probe], super::Mode::Tangent);
+    let Some(summary) = a.summaries.get(&proc) else {
+        return (Vec::new(), Vec::new());
+    };
+    let globals = |zones: &[super::locs::Zone]| -> Vec<SymId> {
+        let mut out: Vec<SymId> = zones
+            .iter()
+            .filter(|&&z| a.locs.zone(z).real)
+            .filter_map(|&z| match a.locs.object(a.locs.zone(z).obj).kind {
+                super::locs::ObjKind::Var(s) => Some(s),
+                _ => None,
+            })
+            .filter(|&s| {
+                let sym = program.sym(s);
+                sym.kind == SymKind::Global && !is_read_only(program, &sym.ty)
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    };
+    (globals(&summary.reads), globals(&summary.writes))
+}
+
+/// `const double c` or `const double c[4]` (the qualifier on the
+/// elements, as C writes it).
+fn is_read_only(program: &Program, ty: &QualType) -> bool {
+    ty.is_const
+        || match program.resolve(&ty.ty) {
+            Type::Array { elem, .. } => is_read_only(program, elem),
+            _ => false,
+        }
 }
 
 /// `(a b)/(c)` → `["a b", "c"]`.

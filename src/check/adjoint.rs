@@ -44,10 +44,11 @@
 //! [`DEFAULT_MAX_REL_ERR`] (`1e-10`, the option `max_rel_err`): `f_b` and
 //! `f_d` compute the same derivatives in another order, so they agree to
 //! round-off, about 1e-15 for double precision; a mistake gives errors of
-//! order one. The divided differences (the best of [`STEPS`], worst over
-//! the points, relative to `max(Σ |ȳₑ ddₑ|, Σ |x̄ᵢ ẋᵢ|)`) must agree to
-//! `min_dd_digits` (6 by default, as the tangent check's): this catches an
-//! `f_d` and an `f_b` that are wrong in the same way.
+//! order one. The divided differences (the best of [`super::harness::STEPS`],
+//! or of [`super::harness::SINGLE_STEPS`] for code that computes in
+//! `float`, worst over the points, relative to `max(Σ |ȳₑ ddₑ|, Σ |x̄ᵢ ẋᵢ|)`)
+//! must agree to `min_dd_digits` (6 by default, as the tangent check's):
+//! this catches an `f_d` and an `f_b` that are wrong in the same way.
 //!
 //! # Cost
 //!
@@ -60,7 +61,7 @@
 
 use super::domain::Domain;
 use super::harness::{
-    AdjointDriver, DepPlan, DerivativeProc, Flavor, Plan, Results, STEPS, Unit, WorkDir, build,
+    AdjointDriver, DepPlan, DerivativeProc, Flavor, Plan, Results, Unit, WorkDir, build,
     build_plan, checkable_head, declarations_of, declared_names, digits, draw_inputs, draw_points,
     driver_source, find_tangent_proc, io_error, load_derivative, match_signature, parse_output,
     ratio, run, seconds,
@@ -136,7 +137,8 @@ pub struct AdjointDependentReport {
     pub worst_point: Option<usize>,
     /// Digits of agreement of ⟨x̄, ẋ⟩ with ⟨ȳ, divided differences⟩.
     pub dd_digits: f64,
-    /// The step of [`STEPS`] that agreed best.
+    /// The step that agreed best (of [`super::harness::STEPS`], or
+    /// [`super::harness::SINGLE_STEPS`] in single precision).
     pub dd_step: f64,
 }
 
@@ -306,7 +308,8 @@ fn compare(
     sel: usize,
 ) -> Result<AdjointDependentReport, CheckError> {
     let npoints = points.len();
-    let nsteps = STEPS.len();
+    let steps = plan.precision.steps();
+    let nsteps = steps.len();
     let mut worst = (0.0f64, None);
     // Per step: the worst error over the points.
     let mut dd_worst = vec![0.0f64; nsteps];
@@ -375,7 +378,7 @@ fn compare(
         digits: digits(worst.0),
         worst_point: worst.1.filter(|_| worst.0 > 0.0),
         dd_digits: digits(dd_err),
-        dd_step: STEPS[best_h],
+        dd_step: steps[best_h],
     })
 }
 

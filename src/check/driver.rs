@@ -40,7 +40,9 @@
 
 use super::domain::{Domain, DomainError, Entry, Number, ValueSpec};
 use super::rng::SplitMix64;
-use crate::il::{IntKind, ItemKind, ProcId, Program, RealKind, Storage, StructId, SymId, Type};
+use crate::il::{
+    IntKind, ItemKind, ProcId, Program, QualType, RealKind, Storage, StructId, SymId, Type,
+};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -272,22 +274,98 @@ pub(crate) fn c_type(program: &Program, ty: &Type) -> Option<String> {
     })
 }
 
-/// A readable spelling of a type for error messages.
+/// A readable spelling of a type for error messages: C's, as in a cast
+/// (`double (*)[2]`, `FILE *`).
 fn describe_type(program: &Program, ty: &Type) -> String {
+    declarator_c(program, ty, false, String::new())
+        .map(|s| s.trim_end().to_string())
+        .unwrap_or_else(|| "?".to_string())
+}
+
+/// `ty` around the declarator `inner` (a name, or nothing for a type
+/// name): `double (*p)[2]`, `const double *const q`, `FILE *f`. Typedef
+/// names are kept; `None` only for a struct the program gives no name.
+fn declarator_c(program: &Program, ty: &Type, is_const: bool, inner: String) -> Option<String> {
+    let leaf = |base: String| {
+        let q = if is_const { "const " } else { "" };
+        if inner.is_empty() {
+            format!("{q}{base}")
+        } else {
+            format!("{q}{base} {inner}")
+        }
+    };
     match ty {
+        Type::Void | Type::Int { .. } | Type::Real(_) => Some(leaf(ty.scalar_c_name()?)),
+        Type::Named(_) | Type::Struct(_) => Some(leaf(c_type(program, ty)?)),
+        Type::Opaque(name) => Some(leaf(name.clone())),
+        Type::Pointer(t) => {
+            let inner = match (is_const, inner.is_empty()) {
+                (true, true) => "*const".to_string(),
+                (true, false) => format!("*const {inner}"),
+                (false, _) => format!("*{inner}"),
+            };
+            declarator_c(program, &t.ty, t.is_const, inner)
+        }
         Type::Array { elem, len } => {
+            let inner = if inner.starts_with('*') {
+                format!("({inner})")
+            } else {
+                inner
+            };
             let n = len
                 .as_ref()
                 .and_then(|l| l.value)
                 .map(|v| v.to_string())
                 .unwrap_or_default();
-            format!("{}[{n}]", describe_type(program, &elem.ty))
+            declarator_c(program, &elem.ty, elem.is_const, format!("{inner}[{n}]"))
         }
-        Type::Opaque(name) => name.clone(),
-        _ => c_type(program, ty)
-            .map(|s| s.trim_end().to_string())
-            .unwrap_or_else(|| "?".to_string()),
     }
+}
+
+/// The elements a pointer (or array) parameter's buffer holds: what it
+/// points to, or, when that is an array of fixed length (`double A[2][2]`,
+/// which C adjusts to `double (*A)[2]`), the elements of those arrays, all
+/// rows one after the other; with the number of them in one element of
+/// the pointer (2 for `double (*)[2]`, 1 for `double *`).
+pub(crate) fn flat_elem<'p>(program: &'p Program, ty: &'p Type) -> Option<(&'p QualType, u64)> {
+    let mut elem = match program.resolve(ty) {
+        Type::Pointer(t) => t.as_ref(),
+        Type::Array { elem, .. } => elem.as_ref(),
+        _ => return None,
+    };
+    let mut count = 1u64;
+    for _ in 0..16 {
+        match program.resolve(&elem.ty) {
+            Type::Array { elem: inner, len } => {
+                count = count.checked_mul(len.as_ref().and_then(|l| l.value)?)?;
+                elem = inner.as_ref();
+            }
+            _ => return Some((elem, count)),
+        }
+    }
+    None
+}
+
+/// How a buffer of [`flat_elem`]s is passed as an argument of type `ty`:
+/// as is, or cast (`(double (*)[2])buf`) when `ty` points to arrays.
+pub(crate) fn pass_flat(program: &Program, ty: &Type, buffer: &str) -> Option<String> {
+    let rows = match program.resolve(ty) {
+        Type::Pointer(t) => matches!(program.resolve(&t.ty), Type::Array { .. }),
+        Type::Array { elem, .. } => matches!(program.resolve(&elem.ty), Type::Array { .. }),
+        _ => false,
+    };
+    if !rows {
+        return Some(buffer.to_string());
+    }
+    // A parameter written as an array is a pointer to its element.
+    let ptr = match program.resolve(ty) {
+        Type::Array { elem, .. } => Type::Pointer(elem.clone()),
+        t => t.clone(),
+    };
+    Some(format!(
+        "({}){buffer}",
+        declarator_c(program, &ptr, false, String::new())?
+    ))
 }
 
 fn int_fits(v: i64, kind: IntKind, unsigned: bool) -> bool {
@@ -705,6 +783,40 @@ pub fn compute_inputs(
                         }
                     }
                 }
+                Shape::Sequence { .. } => {
+                    // Rows of fixed length (`double A[2][2]`): one buffer
+                    // of all their elements.
+                    let scalar = flat_elem(program, ty).and_then(|(e, rows)| {
+                        match shape(program, &e.ty, 0) {
+                            Shape::Scalar(k) => Some((k, rows)),
+                            _ => None,
+                        }
+                    });
+                    let Some((kind, row)) = scalar else {
+                        return Err(b.unsupported(
+                            name,
+                            ty,
+                            "only pointers to integers, reals, structs or fixed-size arrays of integers or reals get a buffer",
+                        ));
+                    };
+                    let e = single("an array")?;
+                    let n = b.size(e, &e.count)?;
+                    if !(n as u64).is_multiple_of(row) {
+                        return Err(DomainError::new(format!(
+                            "'{}': parameter '{name}' has type {}, rows of {row} elements; give it a number of elements that is a multiple of {row}",
+                            e.key(),
+                            describe_type(program, ty)
+                        ))
+                        .into());
+                    }
+                    b.sizes.insert(name.to_string(), n);
+                    match kind {
+                        ScalarKind::Real(k) => ArgValue::RealArray(b.reals(e, n, k)),
+                        ScalarKind::Int { kind, unsigned } => {
+                            ArgValue::IntArray(b.ints_of(e, n, kind, unsigned)?)
+                        }
+                    }
+                }
                 Shape::Struct(sid) => {
                     if let Some(e) = entries.iter().find(|e| e.fields.is_empty()) {
                         return Err(DomainError::new(format!(
@@ -738,11 +850,11 @@ pub fn compute_inputs(
                     check_all_used(name, &entries, &used)?;
                     ArgValue::StructArray(elems)
                 }
-                _ => {
+                Shape::Other => {
                     return Err(b.unsupported(
                         name,
                         ty,
-                        "only pointers to integers, reals or structs get a buffer",
+                        "only pointers to integers, reals, structs or fixed-size arrays of integers or reals get a buffer",
                     ));
                 }
             },
@@ -867,11 +979,10 @@ pub fn describe_outputs(program: &Program, inputs: &Inputs) -> Vec<OutputSlot> {
         let root = OutputRoot::Param(i);
         match arg {
             ArgValue::RealArray(v) => {
-                let kind = match shape(program, &program.sym(sym).ty.ty, 0) {
-                    Shape::Sequence { elem, .. } => match *elem {
-                        Shape::Scalar(k) => k,
-                        _ => ScalarKind::Real(RealKind::Double),
-                    },
+                let kind = match flat_elem(program, &program.sym(sym).ty.ty)
+                    .map(|(e, _)| shape(program, &e.ty, 0))
+                {
+                    Some(Shape::Scalar(k)) => k,
                     _ => ScalarKind::Real(RealKind::Double),
                 };
                 for k in 0..v.len() {
@@ -879,14 +990,10 @@ pub fn describe_outputs(program: &Program, inputs: &Inputs) -> Vec<OutputSlot> {
                 }
             }
             ArgValue::IntArray(v) => {
-                let kind = match shape(program, &program.sym(sym).ty.ty, 0) {
-                    Shape::Sequence { elem, .. } => match *elem {
-                        Shape::Scalar(k) => k,
-                        _ => ScalarKind::Int {
-                            kind: IntKind::Int,
-                            unsigned: false,
-                        },
-                    },
+                let kind = match flat_elem(program, &program.sym(sym).ty.ty)
+                    .map(|(e, _)| shape(program, &e.ty, 0))
+                {
+                    Some(Shape::Scalar(k)) => k,
                     _ => ScalarKind::Int {
                         kind: IntKind::Int,
                         unsigned: false,
@@ -996,12 +1103,16 @@ struct DriverWriter<'a> {
 
 impl<'a> DriverWriter<'a> {
     fn type_name(&self, param: &str, ty: &Type) -> Result<String, DriverError> {
-        c_type(self.program, ty).ok_or_else(|| DriverError::Unsupported {
+        c_type(self.program, ty).ok_or_else(|| self.unspellable(param, ty))
+    }
+
+    fn unspellable(&self, param: &str, ty: &Type) -> DriverError {
+        DriverError::Unsupported {
             head: self.head.to_string(),
             param: param.to_string(),
             ty: describe_type(self.program, ty),
             why: "the driver cannot spell this type in C".to_string(),
-        })
+        }
     }
 
     /// The element type of a pointer or array parameter / field.
@@ -1160,7 +1271,9 @@ pub fn generate_driver(
             ArgValue::Int(v) => call_args.push(int_literal(*v)),
             ArgValue::Real(v) => call_args.push(format_hex_float(*v)),
             ArgValue::RealArray(_) | ArgValue::IntArray(_) => {
-                let elem = w.elem_type(&s.ty.ty).cloned().unwrap_or(Type::Void);
+                let elem = flat_elem(program, &s.ty.ty)
+                    .map(|(e, _)| e.ty.clone())
+                    .unwrap_or(Type::Void);
                 let t = w.type_name(&s.name, &elem)?;
                 let values = match arg {
                     ArgValue::RealArray(vs) => vs.iter().map(|v| format_hex_float(*v)).collect(),
@@ -1168,7 +1281,9 @@ pub fn generate_driver(
                     _ => Vec::new(),
                 };
                 w.buffer(&t, &var, values);
-                call_args.push(var);
+                let arg = pass_flat(program, &s.ty.ty, &var)
+                    .ok_or_else(|| w.unspellable(&s.name, &s.ty.ty))?;
+                call_args.push(arg);
             }
             ArgValue::Struct(v) => {
                 let t = w.type_name(&s.name, &s.ty.ty)?;

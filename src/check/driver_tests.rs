@@ -346,14 +346,16 @@ fn unsupported_parameter_types_are_named() {
     let err = compute_inputs(&program, "f", &Domain::parse("pp[1]=[0,1]").unwrap(), 0)
         .unwrap_err()
         .to_string();
+    // The type as C spells it.
     assert!(
-        err.contains("parameter 'pp' of 'f' has type double * *"),
+        err.contains("parameter 'pp' of 'f' has type double **,"),
         "{err}"
     );
     let err = compute_inputs(&program, "g", &Domain::parse("file[1]=[0,1]").unwrap(), 0)
         .unwrap_err()
         .to_string();
     assert!(err.contains("parameter 'file' of 'g'"), "{err}");
+    assert!(err.contains("has type FILE *,"), "{err}");
 }
 
 fn cc() -> String {

@@ -11,8 +11,8 @@
 
 use super::domain::{Domain, Entry, Number, ValueSpec};
 use super::driver::{
-    ArgValue, DriverError, FieldValue, Inputs, StructValue, c_type, compute_inputs,
-    format_hex_float, int_literal,
+    ArgValue, DriverError, FieldValue, Inputs, StructValue, c_type, compute_inputs, flat_elem,
+    format_hex_float, int_literal, pass_flat,
 };
 use super::rng::SplitMix64;
 use super::timing::{self, Timing};
@@ -33,12 +33,173 @@ use std::time::{Duration, Instant};
 
 /// The step sizes of the divided differences, relative to the inputs'
 /// magnitudes (the direction is scaled by them, see the module
-/// documentation of [`super::tangent`]).
+/// documentation of [`super::tangent`]), for double-precision code.
 pub const STEPS: [f64; 6] = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8];
+
+/// The steps for single-precision code: the round-off of a float
+/// difference quotient is about ε_f/h with ε_f ≈ 6e-8, the truncation
+/// error about h², so the best step is near ε_f^(1/3) ≈ 4e-3 (both ~1e-5),
+/// where [`STEPS`]' largest, 1e-3, already loses a digit to round-off and
+/// its smallest ones give none. Kept at 3e-2 and below so that a perturbed
+/// input stays within 3% of its value (and of the domain).
+pub const SINGLE_STEPS: [f64; 6] = [3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4];
 
 /// An element's error is relative to at least this share of the largest
 /// element of its dependent at the same point.
 pub const FLOOR_FRACTION: f64 = 1e-6;
+
+/// In single precision, an element's error is also relative to at least
+/// this share of the element's value. `f`'s outputs are rounded to float,
+/// so a difference quotient carries round-off of about ε_f·|y|/h, 2e-5 of
+/// the value |y| at the best steps (ε_f ≈ 6e-8, h ≈ 3e-3), whatever the
+/// size of the derivative: a tangent element much smaller than its value
+/// (a normalised vector's, say) cannot be told apart to 3 digits from its
+/// difference quotient below ~2e-2 of the value. (In double precision the
+/// same round-off is ~1e-11 of the value and no such floor is used.)
+pub const SINGLE_VALUE_FLOOR: f64 = 3e-2;
+
+/// The arithmetic of the code under check, which decides the divided
+/// differences' steps and what round-off they carry.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Precision {
+    /// Only `double` (and integers).
+    #[default]
+    Double,
+    /// Some value is a `float`: results are rounded to about 7 digits.
+    Single,
+}
+
+impl Precision {
+    /// The precision of a head: single when the procedure or one it calls
+    /// (transitively) has a parameter, a result or a local of type `float`
+    /// (or a pointer to or an array of floats), or evaluates a `float`
+    /// expression (a global, a struct field, a cast).
+    pub fn of(program: &Program, proc: ProcId) -> Precision {
+        fn is_float(program: &Program, t: &Type) -> bool {
+            match program.resolve(t) {
+                Type::Real(RealKind::Float) => true,
+                Type::Pointer(e) | Type::Array { elem: e, .. } => is_float(program, &e.ty),
+                // A struct's float fields show in the expressions reading
+                // them.
+                _ => false,
+            }
+        }
+        let graph = program.call_graph();
+        let mut seen = vec![proc];
+        let mut i = 0;
+        while i < seen.len() {
+            for &c in &graph[seen[i].index()] {
+                if !seen.contains(&c) {
+                    seen.push(c);
+                }
+            }
+            i += 1;
+        }
+        let float_sym = |s: SymId| is_float(program, &program.sym(s).ty.ty);
+        let single = seen.iter().any(|&p| {
+            let p = program.proc(p);
+            if p.params.iter().any(|&s| float_sym(s)) || is_float(program, &p.ret.ty) {
+                return true;
+            }
+            let Some(body) = &p.body else {
+                return false;
+            };
+            let mut found = false;
+            crate::il::visit_stmts(&body.stmts, &mut |st| {
+                if found {
+                    return;
+                }
+                match &st.kind {
+                    crate::il::StmtKind::Decl { vars, .. } => {
+                        found = vars.iter().any(|d| float_sym(d.sym));
+                    }
+                    kind => for_each_expr(kind, &mut |e| {
+                        crate::il::visit_expr(e, &mut |x| {
+                            found |=
+                                matches!(program.resolve(&x.ty.ty), Type::Real(RealKind::Float));
+                        })
+                    }),
+                }
+            });
+            found
+        });
+        if single {
+            Precision::Single
+        } else {
+            Precision::Double
+        }
+    }
+
+    /// The steps of the divided differences.
+    pub fn steps(self) -> &'static [f64; 6] {
+        match self {
+            Precision::Double => &STEPS,
+            Precision::Single => &SINGLE_STEPS,
+        }
+    }
+
+    /// See [`SINGLE_VALUE_FLOOR`]; 0 in double precision.
+    pub fn value_floor(self) -> f64 {
+        match self {
+            Precision::Double => 0.0,
+            Precision::Single => SINGLE_VALUE_FLOOR,
+        }
+    }
+
+    /// The digits of agreement with divided differences a correct
+    /// derivative reaches with margin: 6 in double precision (see
+    /// [`super::tangent`]), 3 in single (the best step leaves ~1e-5 of
+    /// round-off and truncation on well-conditioned elements, ~1e-4 on
+    /// those whose tangent is smaller than their value).
+    pub fn min_digits(self) -> f64 {
+        match self {
+            Precision::Double => 6.0,
+            Precision::Single => 3.0,
+        }
+    }
+
+    /// A note for the reports, when the precision changes the method.
+    pub(crate) fn note(self) -> Option<String> {
+        (self == Precision::Single).then(|| {
+            format!(
+                "single precision: divided differences with steps {:.0e} to {:.0e}, each element's error relative to at least {:.0e} of its value",
+                SINGLE_STEPS[0],
+                SINGLE_STEPS[SINGLE_STEPS.len() - 1],
+                SINGLE_VALUE_FLOOR
+            )
+        })
+    }
+}
+
+/// Calls `f` on the expressions a statement holds directly (not those of
+/// nested statements).
+fn for_each_expr(kind: &crate::il::StmtKind, f: &mut dyn FnMut(&crate::il::Expr)) {
+    use crate::il::{LoopHeader, StmtKind};
+    match kind {
+        StmtKind::Assign { lhs, rhs, .. } => {
+            f(lhs);
+            f(rhs);
+        }
+        StmtKind::Call { result, args, .. } => {
+            result.iter().for_each(&mut *f);
+            args.iter().for_each(f);
+        }
+        StmtKind::Alloc { target, count, .. } => {
+            f(target);
+            f(count);
+        }
+        StmtKind::Free { ptr } => f(ptr),
+        StmtKind::If { cond, .. } => f(cond),
+        StmtKind::Loop { header, .. } => match header {
+            LoopHeader::For { cond, .. } => cond.iter().for_each(f),
+            LoopHeader::While { cond } | LoopHeader::DoWhile { cond } => f(cond),
+        },
+        StmtKind::Switch { selector, .. } => f(selector),
+        StmtKind::Return(e) => e.iter().for_each(f),
+        StmtKind::Discard(e) => f(e),
+        _ => {}
+    }
+}
 
 /// Digits reported for an exact agreement: a double has fewer.
 pub const MAX_DIGITS: f64 = 16.0;
@@ -424,13 +585,50 @@ pub(crate) fn find_derivative_proc(
         })
 }
 
+/// What `f` returns that can have a derivative.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResultKind {
+    Real(RealKind),
+    /// A struct by value: `f_d` returns `T_d` and the primal comes back
+    /// through `T *f`; `f_b` takes `T_b fb` by value (CONTRACT §3's rule
+    /// for a real result, with the struct's derivative type).
+    Struct(StructId),
+}
+
+impl ResultKind {
+    pub(crate) fn of(program: &Program, proc: ProcId) -> Option<ResultKind> {
+        match program.resolve(&program.proc(proc).ret.ty) {
+            Type::Real(k) => Some(ResultKind::Real(*k)),
+            Type::Struct(s) => Some(ResultKind::Struct(*s)),
+            _ => None,
+        }
+    }
+
+    /// The extra result parameter, for messages: `'double *f'`, `'T *f'`
+    /// (tangent), `'double fb'`, `'T_b fb'` (adjoint).
+    fn param_text(self, flavor: Flavor, original: &Program, f: &str) -> String {
+        let t = match self {
+            ResultKind::Real(k) => Type::Real(k).scalar_c_name().unwrap_or_default(),
+            ResultKind::Struct(s) => struct_names(original, s)
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "struct".to_string()),
+        };
+        match (flavor, self) {
+            (Flavor::Tangent, _) => format!("'{t} *{f}'"),
+            (Flavor::Adjoint, ResultKind::Real(_)) => format!("'{t} {f}b'"),
+            (Flavor::Adjoint, ResultKind::Struct(_)) => format!("'{t}_b {f}b'"),
+        }
+    }
+}
+
 pub(crate) struct Matcher<'a> {
     pub(crate) flavor: Flavor,
     pub(crate) original: &'a Program,
     pub(crate) tangent: &'a Program,
     pub(crate) primal: Vec<(&'a str, &'a Type)>,
     pub(crate) tparams: Vec<(&'a str, &'a Type)>,
-    pub(crate) real_result: Option<RealKind>,
+    pub(crate) result: Option<ResultKind>,
     pub(crate) found: Vec<Vec<TangentParam>>,
 }
 
@@ -488,19 +686,27 @@ impl Matcher<'_> {
 
     /// `double *f` (tangent): a pointer to (non-const) reals of the
     /// result's precision; `double fb` (adjoint): a real of the result's
-    /// precision, by value.
+    /// precision, by value. For a struct result `T`: `T *f`, `T_b fb`.
     pub(crate) fn is_result_param(&self, ty: &Type) -> bool {
-        let Some(kind) = self.real_result else {
-            return false;
-        };
-        if self.flavor == Flavor::Adjoint {
-            return matches!(self.tangent.resolve(ty), Type::Real(k) if *k == kind);
-        }
-        match self.tangent.resolve(ty) {
-            Type::Pointer(q) => {
-                !q.is_const && matches!(self.tangent.resolve(&q.ty), Type::Real(k) if *k == kind)
+        let (a, b) = (self.original, self.tangent);
+        match (self.result, self.flavor) {
+            (None, _) => false,
+            (Some(ResultKind::Real(kind)), Flavor::Adjoint) => {
+                matches!(b.resolve(ty), Type::Real(k) if *k == kind)
             }
-            _ => false,
+            (Some(ResultKind::Struct(s)), Flavor::Adjoint) => {
+                matches!(b.resolve(ty), Type::Struct(t) if is_derivative_struct(Flavor::Adjoint, a, s, b, *t))
+            }
+            (Some(result), Flavor::Tangent) => match b.resolve(ty) {
+                Type::Pointer(q) if !q.is_const => match (result, b.resolve(&q.ty)) {
+                    (ResultKind::Real(kind), Type::Real(k)) => *k == kind,
+                    (ResultKind::Struct(s), Type::Struct(_)) => {
+                        same_type(a, &Type::Struct(s), b, &q.ty, false, 0)
+                    }
+                    _ => false,
+                },
+                _ => false,
+            },
         }
     }
 
@@ -551,9 +757,12 @@ pub(crate) fn describe_params(program: &Program, proc: ProcId) -> String {
 /// those of `proc` (in the original) per CONTRACT §3: each parameter of
 /// `f`, in order and with the same type, optionally followed by a
 /// parameter of its derivative type, then, when `f` returns a real, an
-/// optional last `double *f`. When several matchings fit the types (two
-/// reals in a row: `double x, double y` may be `x, xd` or `x, y`), the one
-/// whose names follow CONTRACT §2 wins; a remaining tie is an error.
+/// optional last `double *f`, with which `f_d` returns the result's
+/// derivative. A struct result `T` extends the rule with its derivative
+/// type: an optional last `T *f`, with which `f_d` returns `T_d`. When
+/// several matchings fit the types (two reals in a row: `double x, double
+/// y` may be `x, xd` or `x, y`), the one whose names follow CONTRACT §2
+/// wins; a remaining tie is an error.
 pub fn match_signature(
     original: &Program,
     proc: ProcId,
@@ -562,36 +771,51 @@ pub fn match_signature(
 ) -> Result<TangentSignature, CheckError> {
     let f = original.proc(proc);
     let fd = tangent.proc(tangent_proc);
-    let real_result = match original.resolve(&f.ret.ty) {
-        Type::Real(k) => Some(*k),
-        _ => None,
-    };
+    let result = ResultKind::of(original, proc);
     let params = match_params(Flavor::Tangent, original, proc, tangent, tangent_proc)?;
     let returns = if params.contains(&TangentParam::PrimalResult) {
-        if !matches!(tangent.resolve(&fd.ret.ty), Type::Real(k) if Some(*k) == real_result) {
+        let derivative = match (result, tangent.resolve(&fd.ret.ty)) {
+            (Some(ResultKind::Real(kind)), Type::Real(k)) => *k == kind,
+            (Some(ResultKind::Struct(s)), Type::Struct(t))
+                if is_derivative_struct(Flavor::Tangent, original, s, tangent, *t) =>
+            {
+                check_derivative_struct(Flavor::Tangent, original, s, tangent, *t, 0)?;
+                true
+            }
+            _ => false,
+        };
+        if !derivative {
             let last = fd.params.last().map(|s| tangent.sym(*s).name.as_str());
             return Err(CheckError::Signature(format!(
-                "'{}' has the extra result parameter '{}', so it must return the derivative of '{}''s result, a real",
+                "'{}' has the extra result parameter '{}', so it must return the derivative of '{}''s result ({})",
                 fd.name,
                 last.unwrap_or(""),
-                f.name
+                f.name,
+                match result {
+                    Some(ResultKind::Struct(_)) => "its struct's derivative type, T_d for T",
+                    _ => "a real",
+                }
             )));
         }
         TangentReturn::Derivative
     } else if matches!(original.resolve(&f.ret.ty), Type::Void) {
         TangentReturn::Nothing
     } else if same_type(original, &f.ret.ty, tangent, &fd.ret.ty, false, 0) {
-        if real_result.is_some() {
+        if result.is_some() {
             TangentReturn::Primal
         } else {
             TangentReturn::Nothing
         }
-    } else if matches!(tangent.resolve(&fd.ret.ty), Type::Void) && real_result.is_none() {
+    } else if matches!(tangent.resolve(&fd.ret.ty), Type::Void) && result.is_none() {
         TangentReturn::Nothing
     } else {
         return Err(CheckError::Signature(format!(
-            "'{}' returns neither what '{}' returns nor, with an extra last parameter 'double *{}', its derivative",
-            fd.name, f.name, f.name
+            "'{}' returns neither what '{}' returns nor, with an extra last parameter {}, its derivative",
+            fd.name,
+            f.name,
+            result
+                .unwrap_or(ResultKind::Real(RealKind::Double))
+                .param_text(Flavor::Tangent, original, &f.name)
         )));
     };
     Ok(TangentSignature {
@@ -653,8 +877,9 @@ impl AdjointSignature {
 /// parameter of `f`, in order and with the same type, optionally followed
 /// by its adjoint (`double x` → `double *xb`, `double *x` → `double *xb`,
 /// `T *p` → `T_b *pb`, `T s` → `T_b *sb`), then, when `f` returns a real,
-/// an optional last `double fb`; `f_b` returns void. Ambiguities are
-/// settled by names as in [`match_signature`].
+/// an optional last `double fb` (a struct `T`: `T_b fb`, by value as
+/// well); `f_b` returns void. Ambiguities are settled by names as in
+/// [`match_signature`].
 pub fn match_adjoint_signature(
     original: &Program,
     proc: ProcId,
@@ -665,8 +890,9 @@ pub fn match_adjoint_signature(
     let params = match_params(Flavor::Adjoint, original, proc, adjoint, adjoint_proc)?;
     if !matches!(adjoint.resolve(&fb.ret.ty), Type::Void) {
         return Err(CheckError::Signature(format!(
-            "'{}' must return void (CONTRACT §3: a real result's adjoint is the extra last parameter 'double {}b')",
+            "'{}' must return void (CONTRACT §3: a real result's adjoint is the extra last parameter 'double {}b', a struct result's 'T_b {}b')",
             fb.name,
+            original.proc(proc).name,
             original.proc(proc).name
         )));
     }
@@ -704,35 +930,40 @@ pub(crate) fn match_params(
     };
     let primal = params(original, &f.params);
     let tparams = params(tangent, &fd.params);
-    let real_result = match original.resolve(&f.ret.ty) {
-        Type::Real(k) => Some(*k),
-        _ => None,
-    };
+    let result = ResultKind::of(original, proc);
     let mut m = Matcher {
         flavor,
         original,
         tangent,
         primal: primal.iter().map(|(n, t)| (n.as_str(), t)).collect(),
         tparams: tparams.iter().map(|(n, t)| (n.as_str(), t)).collect(),
-        real_result,
+        result,
         found: Vec::new(),
     };
     m.search(0, 0, &mut Vec::new());
     let mismatch = || {
-        let (what, result) = match flavor {
-            Flavor::Tangent => ("derivative", format!("'double *{}'", f.name)),
-            Flavor::Adjoint => (
-                "adjoint (behind a pointer for a parameter passed by value)",
-                format!("'double {}b'", f.name),
+        let what = match flavor {
+            Flavor::Tangent => "derivative",
+            Flavor::Adjoint => "adjoint (behind a pointer for a parameter passed by value)",
+        };
+        let tail = match result {
+            Some(r @ ResultKind::Struct(_)) => format!(
+                "then {} since '{}' returns a struct",
+                r.param_text(flavor, original, &f.name),
+                f.name
+            ),
+            _ => format!(
+                "then {} when '{}' returns a real",
+                ResultKind::Real(RealKind::Double).param_text(flavor, original, &f.name),
+                f.name
             ),
         };
         CheckError::Signature(format!(
             "the parameters of {} do not follow CONTRACT §3 for {}: each parameter of '{}' in order, \
-             each optionally followed by its {what}, then {result} when '{}' returns a real",
+             each optionally followed by its {what}, {tail}",
             describe_params(tangent, tangent_proc),
             describe_params(original, proc),
             f.name,
-            f.name
         ))
     };
     let best = m
@@ -903,11 +1134,17 @@ pub(crate) struct Plan {
     pub(crate) deps: Vec<DepPlan>,
     pub(crate) f_call: String,
     pub(crate) fd_call: String,
-    /// C type of `f`'s result, when it is a real.
+    /// C type of `f`'s result, when it is a real or a struct.
     pub(crate) result_c: Option<String>,
+    /// C type of the derivative of `f`'s result: what `f_d` returns
+    /// (`aioli_resd`) or `f_b` takes (`aioli_resb`); `result_c` when the
+    /// derivative procedure has none.
+    pub(crate) result_deriv_c: Option<String>,
     /// Declarations of the original's things the tangent file lacks.
     pub(crate) original_decls: String,
     pub(crate) notes: Vec<String>,
+    /// The head's arithmetic: the divided differences' steps.
+    pub(crate) precision: Precision,
 }
 
 pub(crate) fn dims(len: Option<usize>) -> String {
@@ -932,28 +1169,34 @@ pub(crate) fn scalar_of(program: &Program, ty: &Type) -> Option<Scalar> {
 
 /// The C spelling of a declaration `ty name` for a prototype or an
 /// `extern`: scalars by their builtin names, structs by the names the
-/// program gives them; array parameters as pointers.
+/// program gives them; array parameters as pointers (`double m[][2]` as
+/// `double (*m)[2]`).
 pub(crate) fn spell_decl(program: &Program, ty: &Type, name: &str) -> Option<String> {
+    spell_declarator(program, ty, name.to_string(), true)
+}
+
+/// [`spell_decl`] around a declarator; `top`: `ty` is the parameter's own
+/// type, where an array stands for a pointer.
+fn spell_declarator(program: &Program, ty: &Type, inner: String, top: bool) -> Option<String> {
+    let qualified = |q: &crate::il::QualType, inner: String| {
+        let d = spell_declarator(program, &q.ty, inner, false)?;
+        Some(if q.is_const { format!("const {d}") } else { d })
+    };
     match program.resolve(ty) {
         Type::Void | Type::Int { .. } | Type::Real(_) => {
-            Some(format!("{} {name}", program.resolve(ty).scalar_c_name()?))
+            Some(format!("{} {inner}", program.resolve(ty).scalar_c_name()?))
         }
-        Type::Struct(_) => Some(format!("{} {name}", c_type(program, ty)?)),
-        Type::Pointer(q) => {
-            let inner = spell_decl(program, &q.ty, &format!("*{name}"))?;
-            Some(if q.is_const {
-                format!("const {inner}")
+        Type::Struct(_) => Some(format!("{} {inner}", c_type(program, ty)?)),
+        Type::Pointer(q) => qualified(q, format!("*{inner}")),
+        Type::Array { elem, .. } if top => qualified(elem, format!("*{inner}")),
+        Type::Array { elem, len } => {
+            let n = len.as_ref().and_then(|l| l.value)?;
+            let inner = if inner.starts_with('*') {
+                format!("({inner})")
             } else {
                 inner
-            })
-        }
-        Type::Array { elem, .. } => {
-            let inner = spell_decl(program, &elem.ty, &format!("*{name}"))?;
-            Some(if elem.is_const {
-                format!("const {inner}")
-            } else {
-                inner
-            })
+            };
+            qualified(elem, format!("{inner}[{n}]"))
         }
         Type::Named(_) | Type::Opaque(_) => None,
     }
@@ -1133,6 +1376,78 @@ pub(crate) fn build_slots(
     Ok(())
 }
 
+/// The fields of a struct result, nested structs flattened (as
+/// [`build_slots`] for an input): scalars and fixed-size arrays of them,
+/// and which of them the derivative struct `dsid` (of the derivative
+/// program) holds. Fields the driver cannot read whole (pointers, whose
+/// length is unknown; arrays of structs or of arrays) go to `skipped`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn result_slots(
+    original: &Program,
+    deriv: &Program,
+    sid: StructId,
+    dsid: Option<StructId>,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<Slot>,
+    skipped: &mut Vec<String>,
+) {
+    if depth > 8 {
+        skipped.push(prefix.to_string());
+        return;
+    }
+    for field in &original.strukt(sid).fields {
+        let path = format!("{prefix}.{}", field.name);
+        let dfield =
+            dsid.and_then(|d| deriv.strukt(d).fields.iter().find(|g| g.name == field.name));
+        let (kind, elem) = match original.resolve(&field.ty.ty) {
+            Type::Struct(inner) => {
+                let dinner = dfield.and_then(|g| match deriv.resolve(&g.ty.ty) {
+                    Type::Struct(s) => Some(*s),
+                    _ => None,
+                });
+                result_slots(
+                    original,
+                    deriv,
+                    *inner,
+                    dinner,
+                    &path,
+                    depth + 1,
+                    out,
+                    skipped,
+                );
+                continue;
+            }
+            Type::Array {
+                elem,
+                len: Some(len),
+            } if len.value.is_some() => {
+                (SlotKind::Array(len.value.unwrap_or(0) as usize), &elem.ty)
+            }
+            t @ (Type::Int { .. } | Type::Real(_)) => (SlotKind::Scalar, t),
+            _ => {
+                skipped.push(path);
+                continue;
+            }
+        };
+        let real = match original.resolve(elem) {
+            Type::Real(_) => true,
+            Type::Int { .. } => false,
+            _ => {
+                skipped.push(path);
+                continue;
+            }
+        };
+        out.push(Slot {
+            path,
+            kind,
+            real,
+            deriv: real && dfield.is_some(),
+            elem_c: String::new(),
+        });
+    }
+}
+
 /// Names of a pointer field's buffers, unique per parameter, element and
 /// slot.
 pub(crate) fn field_buffer(prefix: &str, i: usize, k: usize, nslots: usize, slot: usize) -> String {
@@ -1220,16 +1535,17 @@ pub(crate) fn param_groups(
     }
 }
 
-/// The element type of a pointer / array parameter's type, or the type of
-/// a by-value one, spelled for the driver.
+/// The element type of a pointer / array parameter's buffer (through
+/// rows of fixed length, see [`flat_elem`]), or the type of a by-value
+/// one, spelled for the driver.
 pub(crate) fn storage_c(program: &Program, ty: &Type, by_value: bool) -> Option<String> {
     if by_value {
         return c_type(program, ty);
     }
-    let (elem, _) = sequence_elem(program.resolve(ty))?;
-    match program.resolve(elem) {
-        Type::Struct(_) => c_type(program, elem),
-        _ => scalar_c(program, elem),
+    let (elem, _) = flat_elem(program, ty)?;
+    match program.resolve(&elem.ty) {
+        Type::Struct(_) => c_type(program, &elem.ty),
+        _ => scalar_c(program, &elem.ty),
     }
 }
 
@@ -1326,6 +1642,7 @@ impl PlanBuilder<'_> {
                 format!("aioli_{prefix}{i}")
             }
         };
+        let mut deriv_arg = tderiv.map(|_| pass(dp));
         let layout = match arg {
             ArgValue::Int(v) => {
                 self.f_args.push(int_literal(*v));
@@ -1340,7 +1657,7 @@ impl PlanBuilder<'_> {
                 let elem_c = if by_value {
                     scalar_c(original, ty)
                 } else {
-                    sequence_elem(original.resolve(ty)).and_then(|(e, _)| scalar_c(original, e))
+                    flat_elem(original, ty).and_then(|(e, _)| scalar_c(original, &e.ty))
                 }
                 .ok_or_else(|| {
                     unsupported(format!("parameter '{name}' has no scalar element type"))
@@ -1361,7 +1678,22 @@ impl PlanBuilder<'_> {
                         template: None,
                     });
                 }
-                self.f_args.push(pass("w"));
+                // Rows of fixed length (`double (*A)[2]`): the flat
+                // buffers are passed cast to the parameters' types.
+                let cast = |p: &Program, t: &Type, prefix: &str| {
+                    let buffer = pass(prefix);
+                    if by_value {
+                        return Ok(buffer);
+                    }
+                    pass_flat(p, t, &buffer).ok_or_else(|| {
+                        unsupported(format!(
+                            "the type of parameter '{name}' of '{}' cannot be spelled in the driver",
+                            f.name
+                        ))
+                    })
+                };
+                self.f_args.push(cast(original, ty, "w")?);
+                deriv_arg = tderiv.map(|dt| cast(tangent, dt, dp)).transpose()?;
                 ParamLayout::Flat {
                     elem_c,
                     real: !matches!(arg, ArgValue::IntArray(_)),
@@ -1440,7 +1772,7 @@ impl PlanBuilder<'_> {
                 ParamLayout::Structs { slots, count }
             }
         };
-        self.deriv_args.push(tderiv.map(|_| pass(dp)));
+        self.deriv_args.push(deriv_arg);
         self.layouts.push(layout);
         Ok(())
     }
@@ -1594,6 +1926,16 @@ impl PlanBuilder<'_> {
                     );
                     (name, groups, has)
                 }
+                HeadVar::Global(sym) if !self.global_slot.contains_key(&sym) => {
+                    // As for the globals no head names: the driver can
+                    // neither set nor restore it, so it keeps the value the
+                    // program gives it.
+                    self.notes.push(format!(
+                        "independent '{}' is a global the driver cannot reach (static, const, or not of the main file): it gets no direction",
+                        self.original.sym(sym).name
+                    ));
+                    continue;
+                }
                 HeadVar::Global(sym) => {
                     let (groups, has) = self.global_groups(sym)?;
                     (&self.original.sym(sym).name, groups, has)
@@ -1629,7 +1971,7 @@ impl PlanBuilder<'_> {
     pub(crate) fn dependents(
         &mut self,
         head: &Head,
-        result_real: bool,
+        result: Option<ResultKind>,
     ) -> Result<Vec<DepPlan>, CheckError> {
         let f = self.f;
         let mut deps = Vec::new();
@@ -1675,25 +2017,30 @@ impl PlanBuilder<'_> {
                     (name, groups, has)
                 }
                 HeadVar::Result => {
-                    if !result_real {
-                        return Err(unsupported(format!(
-                            "the result of '{}' is not a real",
-                            f.name
-                        )));
-                    }
                     let has = match self.flavor {
                         Flavor::Tangent => self.sig.returns == TangentReturn::Derivative,
                         Flavor::Adjoint => self.sig.params.contains(&TangentParam::PrimalResult),
                     };
-                    let groups = vec![Group {
-                        outer: 1,
-                        inner: 1,
-                        primal: "aioli_res".to_string(),
-                        save: "aioli_res".to_string(),
-                        deriv: has.then(|| format!("aioli_res{}", self.flavor.var_suffix())),
-                        adj: None,
-                        label: f.name.clone(),
-                    }];
+                    let deriv = format!("aioli_res{}", self.flavor.var_suffix());
+                    let groups = match result {
+                        Some(ResultKind::Real(_)) => vec![Group {
+                            outer: 1,
+                            inner: 1,
+                            primal: "aioli_res".to_string(),
+                            save: "aioli_res".to_string(),
+                            deriv: has.then_some(deriv),
+                            adj: None,
+                            label: f.name.clone(),
+                        }],
+                        Some(ResultKind::Struct(sid)) => self.result_groups(sid, has)?,
+                        None => {
+                            return Err(unsupported(format!(
+                                "the result of '{}' is neither a real nor a struct",
+                                f.name
+                            )));
+                        }
+                    };
+                    let has = groups.iter().any(|g| g.deriv.is_some());
                     (f.name.clone(), groups, has)
                 }
             };
@@ -1718,10 +2065,77 @@ impl PlanBuilder<'_> {
         Ok(deps)
     }
 
+    /// The real elements of a struct result `aioli_res` (see
+    /// [`result_slots`]), with their derivatives in `aioli_resd` (the
+    /// `T_d` that `f_d` returns) or `aioli_resb` (`f_b`'s `T_b fb`) when
+    /// `has` (the derivative procedure has them at all).
+    fn result_groups(&mut self, sid: StructId, has: bool) -> Result<Vec<Group>, CheckError> {
+        let (original, tangent, fd) = (self.original, self.tangent, self.fd);
+        let dsid = if has {
+            let dty = match self.flavor {
+                Flavor::Tangent => Some(&fd.ret.ty),
+                Flavor::Adjoint => self
+                    .sig
+                    .params
+                    .iter()
+                    .position(|p| *p == TangentParam::PrimalResult)
+                    .map(|j| &tangent.sym(fd.params[j]).ty.ty),
+            };
+            match dty.map(|t| tangent.resolve(t)) {
+                Some(Type::Struct(d)) => {
+                    check_derivative_struct(self.flavor, original, sid, tangent, *d, 0)?;
+                    Some(*d)
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let mut slots = Vec::new();
+        let mut skipped = Vec::new();
+        result_slots(
+            original,
+            tangent,
+            sid,
+            dsid,
+            "",
+            0,
+            &mut slots,
+            &mut skipped,
+        );
+        for path in skipped {
+            self.notes.push(format!(
+                "field '{}{path}' of the result is not a real, a struct or a fixed-size array of reals: it is not compared",
+                self.f.name
+            ));
+        }
+        let sfx = self.flavor.var_suffix();
+        Ok(slots
+            .iter()
+            .filter(|s| s.real)
+            .map(|slot| {
+                let (inner, index) = match slot.kind {
+                    SlotKind::Array(m) => (m, "[{j}]"),
+                    _ => (1, ""),
+                };
+                let path = &slot.path;
+                Group {
+                    outer: 1,
+                    inner,
+                    primal: format!("aioli_res{path}{index}"),
+                    save: format!("aioli_res{path}{index}"),
+                    deriv: slot.deriv.then(|| format!("aioli_res{sfx}{path}{index}")),
+                    adj: None,
+                    label: format!("{}{path}{index}", self.f.name),
+                }
+            })
+            .collect())
+    }
+
     /// The statements that call `f` and `f_d`.
-    pub(crate) fn calls(&self, result_real: bool) -> (String, String) {
+    pub(crate) fn calls(&self, has_result: bool) -> (String, String) {
         let (f, fd) = (self.f, self.fd);
-        let f_call = if result_real {
+        let f_call = if has_result {
             format!("aioli_res = {}({});", f.name, self.f_args.join(", "))
         } else {
             format!("(void){}({});", f.name, self.f_args.join(", "))
@@ -1742,7 +2156,7 @@ impl PlanBuilder<'_> {
         let args = fd_args.join(", ");
         let fd_call = match self.sig.returns {
             TangentReturn::Derivative => format!("aioli_resd = {}({args});", fd.name),
-            TangentReturn::Primal if result_real => format!("aioli_res = {}({args});", fd.name),
+            TangentReturn::Primal if has_result => format!("aioli_res = {}({args});", fd.name),
             _ => format!("(void){}({args});", fd.name),
         };
         (f_call, fd_call)
@@ -1832,19 +2246,43 @@ pub(crate) fn build_plan(
     }
     b.globals();
     let global_inputs = b.global_inputs(global_entries)?;
-    let result_c = match original.resolve(&f.ret.ty) {
-        Type::Real(_) => scalar_c(original, &f.ret.ty),
-        _ => None,
+    let result = ResultKind::of(original, head.proc);
+    let result_c = match result {
+        Some(ResultKind::Real(_)) => scalar_c(original, &f.ret.ty),
+        Some(ResultKind::Struct(_)) => Some(c_type(original, &f.ret.ty).ok_or_else(|| {
+            unsupported(format!(
+                "the result type of '{}' cannot be spelled in the driver",
+                f.name
+            ))
+        })?),
+        None => None,
     };
+    // What f_d returns, or f_b's extra last parameter.
+    let deriv_ty = match flavor {
+        Flavor::Tangent => (sig.returns == TangentReturn::Derivative).then_some(&b.fd.ret.ty),
+        Flavor::Adjoint => sig
+            .params
+            .iter()
+            .position(|p| *p == TangentParam::PrimalResult)
+            .map(|j| &tangent.sym(b.fd.params[j]).ty.ty),
+    };
+    let result_deriv_c = match (result, deriv_ty) {
+        (Some(ResultKind::Real(_)), Some(t)) => scalar_c(tangent, t),
+        (Some(ResultKind::Struct(_)), Some(t)) => c_type(tangent, t),
+        _ => None,
+    }
+    .or_else(|| result_c.clone());
     let independents = b.independents(head)?;
     let directed = independents
         .iter()
         .filter(|g| g.deriv.is_some())
         .cloned()
         .collect();
-    let deps = b.dependents(head, result_c.is_some())?;
+    let deps = b.dependents(head, result)?;
     let (f_call, fd_call) = b.calls(result_c.is_some());
     let original_decls = b.original_decls()?;
+    let precision = Precision::of(original, head.proc);
+    b.notes.extend(precision.note());
     Ok(Plan {
         head: f.name.clone(),
         tangent: b.fd.name.clone(),
@@ -1859,8 +2297,10 @@ pub(crate) fn build_plan(
         f_call,
         fd_call,
         result_c,
+        result_deriv_c,
         original_decls,
         notes: b.notes,
+        precision,
     })
 }
 
@@ -2369,7 +2809,8 @@ pub(crate) fn driver_source(
 ) -> Result<String, CheckError> {
     let ndir = plan.directed.iter().map(Group::len).sum::<usize>();
     let nout = plan.deps.iter().map(DepPlan::len).sum::<usize>();
-    let nsteps = STEPS.len();
+    let steps = plan.precision.steps();
+    let nsteps = steps.len();
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -2429,8 +2870,8 @@ pub(crate) fn driver_source(
             let _ = writeln!(out, "static {} {t}{};", d.elem_c, dims(d.len));
         }
     }
-    if let Some(r) = &plan.result_c {
-        let _ = writeln!(out, "static {r} aioli_res, aioli_resd;");
+    if let (Some(r), Some(d)) = (&plan.result_c, &plan.result_deriv_c) {
+        let _ = writeln!(out, "static {r} aioli_res;\nstatic {d} aioli_resd;");
     }
     if let Some(a) = adj {
         for d in &a.plan.dbuffers {
@@ -2441,7 +2882,7 @@ pub(crate) fn driver_source(
                 let _ = writeln!(out, "static {} {t}{};", d.elem_c, dims(d.len));
             }
         }
-        if let Some(r) = &plan.result_c {
+        if let Some(r) = &a.plan.result_deriv_c {
             let _ = writeln!(out, "static {r} aioli_resb;");
         }
         out.push_str("static const double *aioli_ybar_now;\n");
@@ -2450,7 +2891,7 @@ pub(crate) fn driver_source(
     out.push_str(
         "static double aioli_y[AIOLI_NOUT], aioli_yfd[AIOLI_NOUT], aioli_tan[AIOLI_NOUT];\nstatic double aioli_yp[AIOLI_NOUT], aioli_ym[AIOLI_NOUT];\nstatic double aioli_dd[AIOLI_NSTEPS * AIOLI_NOUT];\n",
     );
-    let steps: Vec<String> = STEPS.iter().map(|s| format_hex_float(*s)).collect();
+    let steps: Vec<String> = steps.iter().map(|s| format_hex_float(*s)).collect();
     let _ = writeln!(
         out,
         "static const double aioli_steps[AIOLI_NSTEPS] = {{{}}};\n",
@@ -2546,7 +2987,7 @@ pub(crate) fn driver_source(
         }
     }
     if plan.result_c.is_some() {
-        out.push_str("    aioli_resd = 0;\n");
+        out.push_str("    memset(&aioli_resd, 0, sizeof aioli_resd);\n");
     }
     out.push_str("}\n\n");
 
@@ -2739,7 +3180,7 @@ fn adjoint_functions(out: &mut String, plan: &Plan, a: &AdjointDriver) {
         }
     }
     if plan.result_c.is_some() {
-        out.push_str("    aioli_resb = 0;\n");
+        out.push_str("    memset(&aioli_resb, 0, sizeof aioli_resb);\n");
     }
     out.push_str(
         "}\n\nstatic void aioli_seed_adjoints(const double *aioli_yb, int aioli_sel)\n{\n",
@@ -3328,6 +3769,18 @@ pub(crate) fn parse_output(plan: &Plan, points: usize, text: &str) -> Result<Res
 /// ([`FLOOR_FRACTION`]) of the largest magnitude in either; the index of
 /// the worst element. A non-finite value is an infinite error.
 pub fn max_relative_error(a: &[f64], b: &[f64]) -> (f64, Option<usize>) {
+    max_relative_error_of_values(a, b, &[], 0.0)
+}
+
+/// [`max_relative_error`], each element's error also relative to at least
+/// `value_floor` times the magnitude of its value in `values` (missing or
+/// non-finite values count as 0; see [`SINGLE_VALUE_FLOOR`]).
+pub fn max_relative_error_of_values(
+    a: &[f64],
+    b: &[f64],
+    values: &[f64],
+    value_floor: f64,
+) -> (f64, Option<usize>) {
     let magnitude = a
         .iter()
         .chain(b)
@@ -3336,6 +3789,8 @@ pub fn max_relative_error(a: &[f64], b: &[f64]) -> (f64, Option<usize>) {
     let floor = (FLOOR_FRACTION * magnitude).max(f64::MIN_POSITIVE);
     let mut worst = (0.0, None);
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        let value = values.get(i).copied().filter(|v| v.is_finite());
+        let floor = floor.max(value_floor * value.unwrap_or(0.0).abs());
         let err = if x.is_finite() && y.is_finite() {
             (x - y).abs() / x.abs().max(y.abs()).max(floor)
         } else {

@@ -62,6 +62,13 @@ fn elem_type(program: &Program, ty: &Type) -> Option<QualType> {
     }
 }
 
+/// The elements of a pointer parameter's buffer: what it points to, through
+/// rows of fixed length (`double (*A)[2]`: doubles), as the driver lays
+/// them out ([`super::driver::flat_elem`]).
+fn buffer_elem(program: &Program, ty: &Type) -> Option<QualType> {
+    super::driver::flat_elem(program, ty).map(|(e, _)| e.clone())
+}
+
 struct Runner<'a, 'p> {
     program: &'p Program,
     m: &'a mut Machine<'p, f64>,
@@ -187,7 +194,7 @@ pub fn run_in_interpreter(
         let s = program.sym(sym);
         let what = format!("parameter '{}'", s.name);
         let elem = || {
-            elem_type(program, &s.ty.ty)
+            buffer_elem(program, &s.ty.ty)
                 .ok_or_else(|| unsupported(&what, "an array value for a non-pointer parameter"))
         };
         let v = match arg {
@@ -249,7 +256,7 @@ pub fn run_in_interpreter(
                     ));
                 };
                 let s = program.sym(sym);
-                match elem_type(program, &s.ty.ty) {
+                match buffer_elem(program, &s.ty.ty) {
                     Some(elem) => Place::Buffer(v, elem),
                     // A struct by value: the caller's copy.
                     None => Place::Object(v, s.ty.clone()),

@@ -22,7 +22,11 @@
 //! `f_d`'s parameters are matched with `f`'s by [`match_signature`]: by
 //! position and type first (each primal parameter, optionally followed by
 //! its derivative, then `double *f` when `f` returns a real), by name when
-//! positions and types leave a choice.
+//! positions and types leave a choice. A struct result `T` is matched the
+//! same way with its derivative type: `f_d` returns `T_d` and takes an
+//! extra last `T *f` (and `f_b` an extra last `T_b fb`, by value), as
+//! aioli emits them; its real fields (scalars and fixed-size arrays, nested
+//! structs flattened) are the dependent's elements, `f.a`, `f.c[1]`.
 //!
 //! At each of `points` random points of the domain (the inputs of
 //! [`compute_inputs`], point 0 with `seed` itself; integers as the domain
@@ -39,7 +43,8 @@
 //!    `ẏ` of the dependents (0 for a dependent that has no derivative) and
 //!    `f_d`'s primal outputs;
 //! 3. calls `f` on the point, then on `x + hẋ` and `x − hẋ` for each step
-//!    `h` of [`STEPS`], every call on fresh copies of all inputs (including
+//!    `h` of [`STEPS`] ([`SINGLE_STEPS`] when the code computes in `float`,
+//!    see [`Precision`]), every call on fresh copies of all inputs (including
 //!    the original's globals: `f` may overwrite what it reads), and forms
 //!    `dd_h = (f(x+hẋ) − f(x−hẋ)) / 2h`.
 //!
@@ -84,15 +89,22 @@
 //! digits of margin for ill-conditioned corners, while any actual mistake in
 //! a derivative (a missing term or factor, a wrong sign, a stale value)
 //! gives errors of order one, 0 to 2 digits. Single-precision code cannot
-//! reach six digits this way (its differences carry ~1e-4 of round-off);
-//! lower the threshold for it.
+//! reach six digits this way (its differences carry ~1e-5 of round-off at
+//! the best step): for it ([`Precision::of`]: the head or a procedure it
+//! calls computes in `float`) the steps are [`SINGLE_STEPS`], each
+//! element's error is also relative to at least [`SINGLE_VALUE_FLOOR`]
+//! times its value `|y|` (the round-off of a float difference quotient
+//! scales with the value, not with the derivative), and the threshold to
+//! ask for is [`Precision::min_digits`], 3.
 //!
 //! # Not handled
 //!
 //! Pointers to pointers, and any parameter [`compute_inputs`] cannot fill;
 //! struct fields that are pointers to structs; dependents passed by value
-//! or of integer type; a struct-valued result; `static` heads and `static`
-//! globals of the original (another translation unit cannot reach them);
+//! or of integer type; the pointer fields of a struct result (their length
+//! is unknown; a note says so); `static` heads, and `static` globals of the
+//! original as dependents (another translation unit cannot reach them; as
+//! independents they get no direction, with a note);
 //! globals other than scalars and fixed-size arrays of integers or reals
 //! (they are neither restored between calls nor usable as head variables);
 //! derivative globals of other types than reals and arrays of reals are not
@@ -100,8 +112,9 @@
 
 use super::domain::Domain;
 pub use super::harness::{
-    CheckError, FLOOR_FRACTION, MAX_DIGITS, STEPS, TangentParam, TangentReturn, TangentSignature,
-    digits, find_tangent_proc, match_signature, max_relative_error, parse_hex_float,
+    CheckError, FLOOR_FRACTION, MAX_DIGITS, Precision, SINGLE_STEPS, SINGLE_VALUE_FLOOR, STEPS,
+    TangentParam, TangentReturn, TangentSignature, digits, find_tangent_proc, match_signature,
+    max_relative_error, max_relative_error_of_values, parse_hex_float,
 };
 use super::harness::{
     DerivativeProc, Flavor, Group, Plan, Results, Unit, WorkDir, build, build_plan, checkable_head,
@@ -175,7 +188,7 @@ pub struct DependentReport {
     /// The largest relative error over elements and points, at the best
     /// step.
     pub max_rel_err: f64,
-    /// The step of [`STEPS`] that agreed best.
+    /// The step of [`STEPS`] (or [`SINGLE_STEPS`]) that agreed best.
     pub best_step: f64,
     /// Where the largest error is: `y[3] at point 1`.
     pub worst: Option<String>,
@@ -276,6 +289,7 @@ impl fmt::Display for TangentCheck {
 }
 
 fn report(plan: &Plan, points: usize, results: &Results) -> Vec<DependentReport> {
+    let (steps, value_floor) = (plan.precision.steps(), plan.precision.value_floor());
     plan.deps
         .iter()
         .zip(&results.deps)
@@ -284,12 +298,16 @@ fn report(plan: &Plan, points: usize, results: &Results) -> Vec<DependentReport>
             let n = count * points;
             // Per step: the worst element over all points.
             let mut best: Option<(f64, usize, Option<usize>)> = None;
-            for h in 0..STEPS.len() {
+            for h in 0..steps.len() {
                 let mut worst = (0.0f64, None);
                 for p in 0..points {
                     let range = p * count..(p + 1) * count;
-                    let (err, at) =
-                        max_relative_error(&r.tangent[range.clone()], &r.dd[h * n..][range]);
+                    let (err, at) = max_relative_error_of_values(
+                        &r.tangent[range.clone()],
+                        &r.dd[h * n..][range.clone()],
+                        &r.y[range],
+                        value_floor,
+                    );
                     if worst.1.is_none() || err > worst.0 {
                         worst = (err, at.map(|e| p * count + e));
                     }
@@ -310,7 +328,7 @@ fn report(plan: &Plan, points: usize, results: &Results) -> Vec<DependentReport>
                 elements: count,
                 digits: digits(err),
                 max_rel_err: err,
-                best_step: STEPS[step],
+                best_step: steps[step],
                 worst: at.filter(|_| err > 0.0).map(|a| {
                     format!(
                         "{} at point {}",
