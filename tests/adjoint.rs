@@ -66,6 +66,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/call-passive", "passive_buffer"),
     ("adjoint/actual-pointer-passive", "passive_buffer"),
     ("adjoint/alloc-passive", "activity_patterns"),
+    ("adjoint/call-external-passive", "chains_and_copies"),
     ("adjoint/assign-dead-diff-direct", "reset_through_pointer"),
     ("adjoint/loop-dead-for", "random_reset"),
     ("adjoint/call-dead", "random_reset"),
@@ -715,6 +716,60 @@ fn whole_struct_with_an_adjoint_pointer_member_is_refused() {
     };
     assert!(
         err.contains("does not handle yet a whole struct value with a pointer or array member"),
+        "{err}"
+    );
+}
+
+/// The adjoint of `src` for `head`, written to a fresh file `name`.
+fn adjoint_of_text(name: &str, src: &str, head: &str) -> Result<String, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, format!("// aioli: head='{head}'\n{src}")).unwrap();
+    generate(&path, false).map(|g| g.text)
+}
+
+/// `deriv-use/call`: `printf` of an active value is evaluated, not an
+/// active call (it has no derivative); `adjoint/if-live`: a branch whose
+/// two backward sweeps are empty still pops its marker, without a variable
+/// that nothing reads; a helper reached by a passive call and a split call
+/// gets no fused `P_b` nobody calls; `tangent/output`: a static global that
+/// another procedure changes is refused where the derivative reads it.
+#[test]
+fn inert_calls_unread_markers_and_stale_statics() {
+    let printed = adjoint_of_text(
+        "printed.c",
+        "#include <stdio.h>\ndouble f(double x)\n{\n    double s = x * x;\n    printf(\"%g\\n\", s);\n    return s;\n}\n",
+        "f(f)/(x)",
+    )
+    .unwrap();
+    assert!(printed.contains("printf(\"%g\\n\", s);"), "{printed}");
+    assert!(printed.contains("*xb += 2.0 * (x * "), "{printed}");
+    let marker = adjoint_of_text(
+        "marker.c",
+        "double f(double x, int n)\n{\n    int i = n;\n    if (i < 0)\n        i = 0;\n    return x * x * i;\n}\n",
+        "f(f)/(x)",
+    )
+    .unwrap();
+    let code = common::code_without_comments(&marker);
+    assert!(code.contains("aioli_pop_control(1);"), "{code}");
+    assert!(!code.contains("aioli_branch"), "{code}");
+    let helper = adjoint_of_text(
+        "helper.c",
+        "static void scal(double *v, int n, double s)\n{\n    for (int i = 0; i < n; i++)\n        v[i] *= s;\n}\n\
+double f(int n, double *x, double a)\n{\n    double w[2] = {1.0, 2.0};\n    scal(w, 2, 2.0);\n    scal(x, n, a);\n    return x[0] * x[1] * w[1];\n}\n",
+        "f(f)/(x a)",
+    )
+    .unwrap();
+    assert!(helper.contains("scal_bwd("), "{helper}");
+    assert!(!helper.contains("static void scal_b("), "{helper}");
+    let err = adjoint_of_text(
+        "stale.c",
+        "static double s_k = 1.0;\nvoid set_k(double k)\n{\n    s_k = k;\n}\ndouble f(double x)\n{\n    return s_k * x * x;\n}\n",
+        "f(f)/(x)",
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("stale.c:9:12: error: 's_k' is a static global that 'set_k' changes"),
         "{err}"
     );
 }

@@ -476,6 +476,11 @@ fn one_buffer_passed_twice_to_an_active_call_is_refused() {
     let err = tangent_of_text("alias.c", c, "f(y)/(y)", &[]).unwrap_err();
     assert!(err.contains("arguments overlap"), "{err}");
     assert!(err.contains("alias.c:7:5"), "{err}");
+    // Passed twice but only read there: no overlap with what it writes.
+    let c = "static void mul(double *c, const double *a, const double *b)\n{\n    c[0] = a[0] * b[0];\n}\n\
+double f(double *x)\n{\n    double c[1];\n    mul(c, x, x);\n    return c[0];\n}\n";
+    let out = tangent_of_text("twice.c", c, "f(f)/(x)", &[]).unwrap();
+    assert!(out.contains("mul_d(c, cd, x, xd, x, xd);"), "{out}");
 }
 
 #[test]

@@ -176,6 +176,7 @@ pub fn adjoint_trace(
     let diff = DiffSets::of(a, &a.order);
     super::names::refuse_pointer_results(program, &diff, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
+    super::names::refuse_stale_statics(program, &diff_procs)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
     let mut runtime = HashMap::new();
@@ -228,9 +229,13 @@ pub fn adjoint_trace(
         let Some(f) = a.facts.get(c) else { continue };
         for (&i, site) in &f.calls {
             let Some(callee) = site.callee else { continue };
+            // A passive call needs neither (it calls the original).
+            if !a.is_active_call(*c, f.points[i].kind.stmt().id) {
+                continue;
+            }
             if a.checkpointed_point(f, i) {
                 joint_called.insert(callee);
-            } else if a.is_active_call(*c, f.points[i].kind.stmt().id) {
+            } else {
                 split_called.insert(callee);
             }
         }
@@ -455,8 +460,14 @@ fn refuse_unsupported(a: &Analysis<'_>, p: ProcId) -> Result<(), Diagnostic> {
                         }
                     }
                 }
-                StmtKind::Call { callee, .. }
-                    if a.is_active_call(p, s.id) && program.proc(*callee).body.is_none() =>
+                // Without a real result, `adjoint/call-external-passive`.
+                StmtKind::Call {
+                    callee,
+                    result: Some(r),
+                    ..
+                } if a.is_active_call(p, s.id)
+                    && program.proc(*callee).body.is_none()
+                    && has_real(program, &r.ty) =>
                 {
                     return err(
                         s.span,
@@ -3530,6 +3541,32 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 AVal::Code(code)
             }
+            "external-outputs" => {
+                // `adjoint/call-external-passive`: the call as written,
+                // unless the function may write reals through a pointer.
+                arity(1, &args)?;
+                let AVal::Sym(p) = args[0] else {
+                    return Err(ApplyError::new("'external-outputs' names a callee"));
+                };
+                let proc = self.program.proc(ProcId(p.0));
+                let writes_reals = proc.params.iter().any(|&f| {
+                    match self.program.resolve(&self.program.sym(f).ty.ty) {
+                        Type::Pointer(t) => !t.is_const && self.program.contains_real(&t.ty),
+                        _ => false,
+                    }
+                });
+                if writes_reals && proc.origin != ProcOrigin::System {
+                    return Err(ApplyError::new(format!(
+                        "external function '{}' may write reals through a pointer argument; aioli cannot \
+                         differentiate it without its body",
+                        proc.name
+                    )));
+                }
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'external-outputs' outside a statement"))?;
+                AVal::Code(self.tag(vec![s.clone()], rule))
+            }
             "same" => {
                 let s = self
                     .stmt()
@@ -3909,7 +3946,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let cond = match cond_v {
                     AVal::Popped(pop, e) => {
                         if then.is_empty() && other.is_empty() {
-                            // Still popped: the marker was pushed.
+                            // Still popped, the marker was pushed; its value
+                            // chooses nothing.
+                            let mut pop = pop;
+                            if let StmtKind::Call { result, .. } = &mut pop.kind {
+                                *result = None;
+                            }
                             code.push(pop);
                             return Ok(AVal::Code(self.tag(code, rule)));
                         }

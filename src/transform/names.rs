@@ -620,3 +620,85 @@ pub(crate) fn address_type(program: &Program, ty: &QualType) -> Option<QualType>
         _ => None,
     }
 }
+
+/// `tangent/output` (both modes): the output carries its own copy of a
+/// `static` global, which a procedure it does not hold may change in the
+/// original (`set_k(3.0)` before `f`): the derivative code would read the
+/// copy's stale value. Refused where differentiated code reads such a
+/// global.
+pub(crate) fn refuse_stale_statics(
+    program: &Program,
+    procs: &[ProcId],
+) -> Result<(), crate::front::diag::Diagnostic> {
+    let is_static_global = |s: SymId| {
+        let sym = program.sym(s);
+        sym.kind == crate::il::SymKind::Global && sym.storage == crate::il::Storage::Static
+    };
+    // Static globals that other procedures write or take the address of.
+    let mut changed_elsewhere: HashMap<SymId, String> = HashMap::new();
+    for (p, proc) in program.defined_procs() {
+        if procs.contains(&p) {
+            continue;
+        }
+        let Some(body) = &proc.body else { continue };
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            let written = match &s.kind {
+                StmtKind::Assign { lhs, .. } => root_sym(lhs),
+                StmtKind::Call {
+                    result: Some(r), ..
+                } => root_sym(r),
+                StmtKind::Alloc { target, .. } => root_sym(target),
+                _ => None,
+            };
+            let mut touched: Vec<SymId> = written.into_iter().collect();
+            for e in stmt_exprs(s) {
+                crate::il::visit_expr(e, &mut |x| {
+                    if let ExprKind::AddrOf(r) = &x.kind
+                        && let Some(v) = root_sym(r)
+                    {
+                        touched.push(v);
+                    }
+                });
+            }
+            for v in touched {
+                if is_static_global(v) {
+                    changed_elsewhere
+                        .entry(v)
+                        .or_insert_with(|| proc.name.clone());
+                }
+            }
+        });
+    }
+    if changed_elsewhere.is_empty() {
+        return Ok(());
+    }
+    for &p in procs {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        let mut found = None;
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            for e in stmt_exprs(s) {
+                crate::il::visit_expr(e, &mut |x| {
+                    if let ExprKind::Var(v) = x.kind
+                        && found.is_none()
+                        && let Some(writer) = changed_elsewhere.get(&v)
+                    {
+                        found = Some((x.span, program.sym(v).name.clone(), writer.clone()));
+                    }
+                });
+            }
+        });
+        if let Some((span, name, writer)) = found {
+            return Err(crate::front::diag::Diagnostic::error(
+                span,
+                format!(
+                    "'{name}' is a static global that '{writer}' changes; the output has its own \
+                     copy of it, which would keep its first value (make it non-static so the \
+                     output can share the original's)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

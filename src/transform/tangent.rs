@@ -138,6 +138,7 @@ pub fn tangent_full(
     let diff = DiffSets::of(a, &a.order);
     super::names::refuse_pointer_results(program, &diff, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
+    super::names::refuse_stale_statics(program, &diff_procs)?;
     let mut out = program.clone();
     let mut namer = Namer::of(program);
     let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_d");
@@ -160,18 +161,28 @@ pub fn tangent_full(
         let Some(f) = a.facts.get(&p) else { continue };
         for (&i, site) in &f.calls {
             let stmt = f.points[i].kind.stmt();
-            if let Some(callee) = site.callee
-                && a.is_active_call(p, stmt.id)
-                && same_address_twice(stmt)
-                && a.summaries.get(&callee).is_some_and(|sm| {
-                    // Overlap matters only if the callee writes through one.
+            let Some(callee) = site.callee else { continue };
+            // Overlap matters only if the callee writes through one of the
+            // overlapping arguments (`mul(c, x, x)` only reads x twice).
+            let writes_through = |k: usize| {
+                let Some(&formal) = program.proc(callee).params.get(k) else {
+                    return false;
+                };
+                let formal = a.locs.of_sym(formal);
+                a.summaries.get(&callee).is_some_and(|sm| {
                     sm.writes.iter().any(|&z| {
                         matches!(
                             a.locs.object(a.locs.zone(z).obj).kind,
-                            ObjKind::Target { proc: Some(q), .. } if q == callee
+                            ObjKind::Target { proc: Some(q), pointer }
+                                if q == callee && a.locs.zone(pointer).obj == formal
                         )
                     })
                 })
+            };
+            if a.is_active_call(p, stmt.id)
+                && overlapping_arguments(stmt)
+                    .into_iter()
+                    .any(|(i, j)| writes_through(i) || writes_through(j))
             {
                 return Err(Diagnostic::error(
                     stmt.span,
@@ -1624,8 +1635,6 @@ fn calls_digamma(e: &Expr) -> bool {
     }
 }
 
-/// Does a call pass the same address twice (`y` and `&y[0]`, `p + 1` and
-/// `&p[1]`)?
 /// The variables whose address a call passes as an argument (`&g`,
 /// `&g[2]`, `&g.f`, an array `g`).
 fn global_addresses(s: &Stmt) -> Vec<SymId> {
@@ -1651,7 +1660,9 @@ fn global_addresses(s: &Stmt) -> Vec<SymId> {
     args.iter().filter_map(address).collect()
 }
 
-fn same_address_twice(s: &Stmt) -> bool {
+/// The pairs of argument positions of a call that pass the same address
+/// (`y` and `&y[0]`, `p + 1` and `&p[1]`).
+fn overlapping_arguments(s: &Stmt) -> Vec<(usize, usize)> {
     fn address(e: &Expr) -> Option<(SymId, i64)> {
         match &e.kind {
             ExprKind::Var(v) => Some((*v, 0)),
@@ -1676,21 +1687,27 @@ fn same_address_twice(s: &Stmt) -> bool {
         }
     }
     let StmtKind::Call { args, .. } = &s.kind else {
-        return false;
+        return Vec::new();
     };
     // Values passed by value are copies: only pointers can overlap.
-    let addrs: Vec<_> = args
+    let addrs: Vec<(usize, (SymId, i64))> = args
         .iter()
-        .filter(|a| {
+        .enumerate()
+        .filter(|(_, a)| {
             matches!(a.ty.ty, Type::Pointer(_) | Type::Array { .. })
                 || matches!(a.kind, ExprKind::AddrOf(_))
         })
-        .filter_map(address)
+        .filter_map(|(k, a)| address(a).map(|ad| (k, ad)))
         .collect();
-    addrs
-        .iter()
-        .enumerate()
-        .any(|(i, a)| addrs[i + 1..].contains(a))
+    let mut pairs = Vec::new();
+    for (n, (i, a)) in addrs.iter().enumerate() {
+        for (j, b) in &addrs[n + 1..] {
+            if a == b {
+                pairs.push((*i, *j));
+            }
+        }
+    }
+    pairs
 }
 
 fn pointee_of(program: &Program, ty: &QualType) -> Option<QualType> {

@@ -691,7 +691,7 @@ impl Lowerer<'_> {
             // `double a = x * x, b = a * x;`: each declarator is initialised
             // in turn, so one that reads an earlier one starts a new
             // declaration (the IL's declarators are simultaneous).
-            if !fx.pre.is_empty() || init_mentions_any(&init, &pending) {
+            if !fx.pre.is_empty() || init_reads_any(&init, &pending) {
                 flush(&mut pending, out);
             }
             if !fx.pre.is_empty() {
@@ -997,22 +997,51 @@ fn continues_this_loop(stmts: &[Stmt]) -> bool {
     })
 }
 
-/// Does `init` mention one of the variables `declared`?
-fn init_mentions_any(init: &Init, declared: &[Declarator]) -> bool {
-    let mut reads = false;
-    let mut visit = |e: &Expr| {
-        crate::il::visit_expr(e, &mut |x| {
-            if let ExprKind::Var(v) = x.kind {
-                reads |= declared.iter().any(|d| d.sym == v);
+/// Does `init` read the value of one of the variables `declared`? Taking
+/// an address (`&v[0]`, an array decaying to a pointer) or a `sizeof`
+/// reads no value, so `double v[10], *p = &v[0];` stays one declaration.
+fn init_reads_any(init: &Init, declared: &[Declarator]) -> bool {
+    fn reads(e: &Expr, declared: &[Declarator], element: bool) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) => {
+                (element || !matches!(e.ty.ty, Type::Array { .. }))
+                    && declared.iter().any(|d| d.sym == *v)
             }
-        })
-    };
-    fn each(init: &Init, f: &mut dyn FnMut(&Expr)) {
-        match init {
-            Init::Expr(e) => f(e),
-            Init::List(items, _) => items.iter().for_each(|i| each(i, f)),
+            ExprKind::AddrOf(r) => address(r, declared),
+            ExprKind::SizeOfExpr(_) | ExprKind::SizeOfType(_) => false,
+            ExprKind::Index { base, index } => {
+                reads(base, declared, true) || reads(index, declared, false)
+            }
+            ExprKind::Deref(p) => reads(p, declared, true),
+            ExprKind::Field { base, .. } => reads(base, declared, true),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => reads(arg, declared, false),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                reads(lhs, declared, false) || reads(rhs, declared, false)
+            }
+            ExprKind::Intrinsic { args, .. } => args.iter().any(|a| reads(a, declared, false)),
+            ExprKind::Cond { cond, then, other } => [cond, then, other]
+                .iter()
+                .any(|x| reads(x, declared, false)),
+            _ => false,
         }
     }
-    each(init, &mut visit);
-    reads
+    /// What computing the address of reference `r` reads.
+    fn address(r: &Expr, declared: &[Declarator]) -> bool {
+        match &r.kind {
+            ExprKind::Var(_) => false,
+            ExprKind::Index { base, index } => {
+                address(base, declared) || reads(index, declared, false)
+            }
+            ExprKind::Field { base, .. } => address(base, declared),
+            ExprKind::Deref(p) => reads(p, declared, false),
+            _ => reads(r, declared, false),
+        }
+    }
+    fn each(init: &Init, declared: &[Declarator]) -> bool {
+        match init {
+            Init::Expr(e) => reads(e, declared, false),
+            Init::List(items, _) => items.iter().any(|i| each(i, declared)),
+        }
+    }
+    each(init, declared)
 }
