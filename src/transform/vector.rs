@@ -1315,7 +1315,8 @@ impl<'i> Vectorizer<'i> {
         body: &Block,
         out: &mut Vec<Piece>,
     ) -> Result<(), String> {
-        let body = self.sub_block(body)?;
+        let original_body = body;
+        let mut body = self.sub_block(body)?;
         let header = match header {
             LoopHeader::While { cond } => LoopHeader::While {
                 cond: self.vexpr(cond, false)?,
@@ -1328,10 +1329,31 @@ impl<'i> Vectorizer<'i> {
                 for i in init {
                     self.stmt(i, &mut init_pieces)?;
                 }
-                let step = step
-                    .iter()
-                    .map(|st| self.plain_stmt(st))
-                    .collect::<Result<Vec<_>, _>>()?;
+                let mut step_pieces = Vec::new();
+                for st in step {
+                    self.stmt(st, &mut step_pieces)?;
+                }
+                let step = if step_pieces.iter().any(|p| matches!(p, Piece::Dir(_))) {
+                    // A derivative update in the step needs a direction
+                    // loop, which a header cannot hold: the step moves to
+                    // the end of the body, which nothing skips when no
+                    // `continue` leaves it.
+                    if continues(&original_body.stmts) {
+                        return Err(
+                            "a derivative statement in the step of a for-loop with `continue`: not supported in vector mode"
+                                .into(),
+                        );
+                    }
+                    body.stmts.extend(self.assemble(step_pieces));
+                    Vec::new()
+                } else {
+                    step_pieces
+                        .into_iter()
+                        .map(|p| match p {
+                            Piece::Plain(s) | Piece::Dir(s) => s,
+                        })
+                        .collect()
+                };
                 let cond = cond.as_ref().map(|c| self.vexpr(c, false)).transpose()?;
                 if init_pieces.iter().any(|p| matches!(p, Piece::Dir(_))) {
                     // A derivative initialisation in the header needs a
@@ -2078,4 +2100,18 @@ fn global_writers(p: &Program, dsyms: &HashSet<SymId>, dprocs: &[ProcId]) -> Has
             return writers;
         }
     }
+}
+
+/// Does a `continue` in `stmts` (outside nested loops) go to the loop that
+/// holds them?
+fn continues(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Continue => true,
+        StmtKind::If { then, other, .. } => {
+            continues(&then.stmts) || other.as_ref().is_some_and(|o| continues(&o.stmts))
+        }
+        StmtKind::Block(b) => continues(&b.stmts),
+        StmtKind::Switch { cases, .. } => cases.iter().any(|c| continues(&c.body)),
+        _ => false,
+    })
 }
