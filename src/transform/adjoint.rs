@@ -33,8 +33,8 @@ use crate::front::source::{SourceMap, Span};
 use crate::il::validate::same_expr;
 use crate::il::visit_expr as visit;
 use crate::il::{
-    AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, Intrinsic, Item,
-    ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
+    ArrayLen, AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, Intrinsic,
+    Item, ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
     ScopeId, Stmt, StmtId, StmtKind, Storage, SymId, SymKind, Symbol, Type, UnOp,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -1592,11 +1592,40 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 names
                     .iter()
                     .filter_map(|n| field_of(&self.out, e.clone(), n, self.span()).ok())
-                    .flat_map(|f| self.parts(f))
+                    .flat_map(|f| self.member_parts(f))
                     .collect()
             }
             _ => vec![e],
         }
+    }
+
+    /// The parts of a struct member: a small fixed-size array member of
+    /// reals element by element (`v.c[0]`, `v.c[1]`), so a whole struct
+    /// holding one is copied, saved and differentiated like its scalars.
+    fn member_parts(&self, m: Expr) -> Vec<Expr> {
+        const MAX_ELEMENTS: u64 = 32;
+        if let Type::Array {
+            elem,
+            len: Some(ArrayLen { value: Some(n), .. }),
+        } = self.out.resolve(&m.ty.ty).clone()
+            && n <= MAX_ELEMENTS
+            && self.out.contains_real(&elem.ty)
+        {
+            return (0..n as i64)
+                .flat_map(|k| {
+                    let at = Expr::new(
+                        ExprKind::Index {
+                            base: Box::new(m.clone()),
+                            index: Box::new(self.int(k)),
+                        },
+                        (*elem).clone(),
+                        self.span(),
+                    );
+                    self.member_parts(at)
+                })
+                .collect();
+        }
+        self.parts(m)
     }
 
     /// The real parts of an adjoint value (a real, or a `T_b` struct field
