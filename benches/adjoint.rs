@@ -15,7 +15,7 @@
 //! Run with `cargo bench --bench adjoint` (`AIOLI_BENCH_SIZES=1000`
 //! overrides the sizes, `AIOLI_BENCH_RA=0` skips the R_a part).
 
-use aioli::analysis::{Mode, analyze_for, parse_head};
+use aioli::analysis::parse_head;
 use aioli::cgen::realistic_c;
 use aioli::check::adjoint::{AdjointCheckOptions, check_adjoint};
 use aioli::check::domain::Domain;
@@ -119,10 +119,18 @@ fn tool_seconds_once(lines: usize) -> Result<(usize, f64, String), String> {
     let opts = AdjointOptions::default();
     let rules = load_adjoint_rules(&opts).map_err(|e| e.to_string())?;
     let structured = aioli::transform::structure::structure_jumps(program);
-    let a = analyze_for(&structured, &heads, Mode::Adjoint);
-    let analysed_at = start.elapsed().as_secs_f64();
-    let out =
-        aioli::transform::adjoint::adjoint_program(&a, &rules, &opts).map_err(|d| d.message)?;
+    // As `aioli adjoint` does (`specialize/activity` included).
+    let mut analysed_at = 0.0;
+    let out = aioli::transform::specialize::analyzed(
+        &structured,
+        &heads,
+        aioli::transform::specialize::Target::Adjoint { split: false },
+        |a| {
+            analysed_at = start.elapsed().as_secs_f64();
+            aioli::transform::adjoint::adjoint_program(a, &rules, &opts)
+        },
+    )
+    .map_err(|d| d.message)?;
     let transformed_at = start.elapsed().as_secs_f64();
     let text = aioli::back::print_c(&out, &loaded.sources);
     std::hint::black_box(text);

@@ -15,7 +15,7 @@
 //! overrides the sizes, `AIOLI_BENCH_RT=0` skips the R_t part, `AIOLI_BENCH_KEEP=DIR` keeps the
 //! drivers).
 
-use aioli::analysis::{Mode, analyze_for, parse_head};
+use aioli::analysis::parse_head;
 use aioli::cgen::realistic_c;
 use aioli::check::domain::Domain;
 use aioli::check::pragma::{Pragma, parse_pragma};
@@ -108,10 +108,19 @@ fn tool_seconds_once(lines: usize) -> Result<(usize, f64, String), String> {
     let loaded_at = start.elapsed().as_secs_f64();
     let opts = TangentOptions::default();
     let rules = load_rules(&opts).map_err(|e| e.to_string())?;
-    let a = analyze_for(program, &heads, Mode::Tangent);
-    let analysed_at = start.elapsed().as_secs_f64();
-    let out =
-        aioli::transform::tangent::tangent_program(&a, &rules, &opts).map_err(|d| d.message)?;
+    // As `aioli tangent` does: the analyses (copies for activity patterns
+    // included, `specialize/activity`), then the rules.
+    let mut analysed_at = 0.0;
+    let out = aioli::transform::specialize::analyzed(
+        program,
+        &heads,
+        aioli::transform::specialize::Target::Tangent,
+        |a| {
+            analysed_at = start.elapsed().as_secs_f64();
+            aioli::transform::tangent::tangent_program(a, &rules, &opts)
+        },
+    )
+    .map_err(|d| d.message)?;
     let transformed_at = start.elapsed().as_secs_f64();
     let text = aioli::back::print_c(&out, &loaded.sources);
     std::hint::black_box(text);

@@ -111,12 +111,126 @@ pub fn parse_head(program: &Program, text: &str) -> Result<Head, String> {
 }
 
 /// The global variables holding reals that `proc` (or a procedure it
-/// calls) may read the entry value of, and those it may write, each in
-/// declaration order: the summary of the in-out analysis (`call/summary`,
-/// `inout/upward-read`, `inout/may-write`), so that a global reached
-/// through a callee or a pointer counts, and one only overwritten is no
-/// input. `const` globals are left out: nothing varies them.
+/// calls) may read, and those it may write, each in declaration order.
+/// First read off the code: a global named anywhere but as the variable an
+/// assignment stores into is read; one stored into (`g = …`, `g[i] = …`,
+/// `g.f = …`, a call's result) is written; one whose address is taken
+/// may be both. That costs no analysis, so many bare heads in a large file
+/// stay cheap, and it is exact unless some global is both read and
+/// written; then the in-out summary decides. `const` globals are left
+/// out: nothing varies them.
 fn globals_used(program: &Program, proc: ProcId) -> (Vec<SymId>, Vec<SymId>) {
+    use crate::il::{Expr, ExprKind, StmtKind};
+    let wanted = |s: SymId| {
+        let sym = program.sym(s);
+        sym.kind == SymKind::Global
+            && program.contains_real(&sym.ty.ty)
+            && !is_read_only(program, &sym.ty)
+    };
+    if !program
+        .symbols
+        .iter()
+        .enumerate()
+        .any(|(i, _)| wanted(SymId(i as u32)))
+    {
+        return (Vec::new(), Vec::new());
+    }
+    // The procedures `proc` reaches.
+    let graph = program.call_graph();
+    let mut reached = vec![proc];
+    let mut i = 0;
+    while i < reached.len() {
+        for &c in graph.get(reached[i].index()).into_iter().flatten() {
+            if !reached.contains(&c) {
+                reached.push(c);
+            }
+        }
+        i += 1;
+    }
+    let (mut read, mut written) = (Vec::new(), Vec::new());
+    // Reads of `e`, a value.
+    fn reads(e: &Expr, out: &mut Vec<SymId>, addressed: &mut Vec<SymId>) {
+        crate::il::visit_expr(e, &mut |x| match &x.kind {
+            ExprKind::Var(v) => out.push(*v),
+            ExprKind::AddrOf(r) => {
+                if let Some(v) = root(r) {
+                    addressed.push(v);
+                }
+            }
+            _ => {}
+        });
+    }
+    // What a store into reference `r` reads (its indices) and its variable.
+    fn store(r: &Expr, out: &mut Vec<SymId>, addressed: &mut Vec<SymId>) -> Option<SymId> {
+        match &r.kind {
+            ExprKind::Var(v) => Some(*v),
+            ExprKind::Index { base, index } => {
+                reads(index, out, addressed);
+                store(base, out, addressed)
+            }
+            ExprKind::Field { base, .. } => store(base, out, addressed),
+            _ => {
+                reads(r, out, addressed);
+                None
+            }
+        }
+    }
+    fn root(r: &Expr) -> Option<SymId> {
+        match &r.kind {
+            ExprKind::Var(v) => Some(*v),
+            ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => root(base),
+            _ => None,
+        }
+    }
+    let mut addressed = Vec::new();
+    for p in reached {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        crate::il::visit_stmts(&body.stmts, &mut |st| {
+            let target = match &st.kind {
+                StmtKind::Assign { lhs, .. } => Some(lhs),
+                StmtKind::Call {
+                    result: Some(r), ..
+                } => Some(r),
+                StmtKind::Alloc { target, .. } => Some(target),
+                _ => None,
+            };
+            if let Some(t) = target
+                && let Some(v) = store(t, &mut read, &mut addressed)
+            {
+                written.push(v);
+            }
+            for e in crate::transform::names::stmt_exprs(st) {
+                if target.is_some_and(|t| std::ptr::eq(t, e)) {
+                    continue;
+                }
+                reads(e, &mut read, &mut addressed);
+            }
+        });
+    }
+    read.extend(addressed.iter().copied());
+    written.extend(addressed);
+    let keep = |mut v: Vec<SymId>| {
+        v.retain(|&s| wanted(s));
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (read, written) = (keep(read), keep(written));
+    if read.iter().any(|s| written.contains(s)) {
+        // A global both read and written may be written before it is read
+        // (then it is no input): only the in-out summary tells.
+        return precise_globals_used(program, proc);
+    }
+    (read, written)
+}
+
+/// [`globals_used`] from the summary of the in-out analysis
+/// (`call/summary`, `inout/upward-read`, `inout/may-write`): a global reached
+/// through a callee or a pointer counts, and one only overwritten before
+/// any read is no input.
+fn precise_globals_used(program: &Program, proc: ProcId) -> (Vec<SymId>, Vec<SymId>) {
     // No dependents or independents: only the bottom-up summaries are read.
     let probe = Head {
         proc,
