@@ -118,6 +118,8 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/neg", "if_else"),
     ("adjoint/cond", "malloc_scratch"),
     ("adjoint/intrinsic", "fig12"),
+    ("adjoint/call-external", "math_statements"),
+    ("adjoint/call-external-dead", "math_statements"),
     ("adjoint/each", "fig12"),
     ("adjoint/each-end", "fig12"),
     ("adjoint/ref-var", "fig7"),
@@ -133,6 +135,10 @@ const COVERAGE: &[(&str, &str)] = &[
 
 /// Rules no fixture of the corpus reaches, with the reason.
 const UNREACHABLE: &[(&str, &str)] = &[
+    (
+        "adjoint/call-external-unknown",
+        "a refusal: external_calls_need_partials",
+    ),
     (
         "adjoint/if-dead",
         "every `if` of the accepted fixtures computes something the derivatives need",
@@ -1013,4 +1019,31 @@ fn checkpointed_callees_run_one_fused_adjoint() {
     .unwrap();
     assert!(split.text.contains("conv_at_fwd(") && split.text.contains("conv_at_bwd("));
     assert!(!split.text.contains("conv_at_b("));
+}
+
+/// `adjoint/call-external-unknown`: an active call of an external function
+/// without partials is refused with the entry to write (one partial per
+/// argument); `modf`, which also writes through a pointer, likewise.
+#[test]
+fn external_calls_need_partials() {
+    let err = adjoint_of_text(
+        "ext.c",
+        "double softplus(double x, double beta);\ndouble f(double x)\n{\n    double s = softplus(x * x, 2.0);\n    return s;\n}\n",
+        "f(f)/(x)",
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("no derivative is known for external function 'softplus'"),
+        "{err}"
+    );
+    assert!(err.contains("(softplus ?X1 ?X2) : (...), (...)"), "{err}");
+    // Line 5: `adjoint_of_text` adds the pragma line.
+    assert!(err.contains("ext.c:5:"), "located: {err}");
+    let err = adjoint_of_text(
+        "modf.c",
+        "#include <math.h>\ndouble f(double x)\n{\n    double whole;\n    double frac = modf(x * x, &whole);\n    return frac + whole;\n}\n",
+        "f(f)/(x)",
+    )
+    .unwrap_err();
+    assert!(err.contains("'modf'"), "{err}");
 }

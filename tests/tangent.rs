@@ -137,6 +137,14 @@ const COVERAGE: &[(&str, &str)] = &[
     ("deriv/tgamma", "math_special"),
     ("deriv/fmod", "math_special"),
     ("deriv/copysign", "math_special"),
+    ("deriv/fma", "math_statements"),
+    ("deriv/fdim", "math_statements"),
+    ("deriv/ldexp", "math_statements"),
+    ("deriv/scalbn", "math_statements"),
+    ("deriv/remainder", "math_statements"),
+    ("deriv/rint", "math_statements"),
+    ("deriv/nearbyint", "math_statements"),
+    ("deriv/nextafter", "math_statements"),
 ];
 
 /// Fixtures aioli refuses, with the words of the refusal.
@@ -703,4 +711,32 @@ return r;\n\
         err.contains("'sq' returns a pointer to memory that has derivatives"),
         "{err}"
     );
+}
+
+/// `eff/library-call`: an integer a library function returns is stored
+/// (`strlen`, `atoi`, `lrint`), and what the function reads through a
+/// pointer is kept (`tag`'s initialiser), when a derivative reads it.
+#[test]
+fn library_integer_results_are_kept() {
+    let c = "#include <math.h>\n#include <stdlib.h>\n#include <string.h>\n\
+void f(const double *x, double *y)\n{\n    const char tag[] = \"42\";\n    int n = (int)strlen(tag);\n    int a = atoi(tag);\n    long k = lrint(x[1]);\n    y[0] = n * x[0] + a * x[0] + k * x[0];\n}\n";
+    let out = tangent_of_text("ints.c", c, "f(y)/(x)", &[]).unwrap();
+    for kept in [
+        "const char tag[3] = \"42\";",
+        "int n = (int)strlen(tag);",
+        "int a = atoi(tag);",
+        "long k = lrint(x[1]);",
+    ] {
+        assert!(out.contains(kept), "{kept} missing:\n{out}");
+    }
+}
+
+/// `tangent/call-external-unknown`: the rest of `<math.h>` without
+/// partials (`modf` writes through a pointer) is refused, never taken as
+/// constant.
+#[test]
+fn math_functions_without_partials_are_refused() {
+    let c = "#include <math.h>\nvoid f(const double *x, double *y)\n{\n    double whole;\n    y[0] = modf(x[0] * 3.0, &whole) + whole;\n}\n";
+    let err = tangent_of_text("modf.c", c, "f(y)/(x)", &[]).unwrap_err();
+    assert!(err.contains("'modf'"), "{err}");
 }

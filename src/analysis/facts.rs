@@ -1944,13 +1944,18 @@ pub fn library_summary(
         }
     }
     let copies = matches!(cproc.name.as_str(), "memcpy" | "memmove");
-    let user_external = cproc.origin == crate::il::ProcOrigin::User;
+    // A standard function returning a real (`fma`, `ldexp`, `modf`) is
+    // differentiable like a user's external: its derivative comes from a
+    // rule, and without one its active call is refused, never taken as
+    // constant. Others (`printf`, `memset`) move no real value.
+    let differentiable =
+        cproc.origin == crate::il::ProcOrigin::User || program.contains_real(&cproc.ret.ty);
     for &w in &outputs {
         for &u in &inputs {
             sm.dep.push((u, w));
         }
         let real_out = locs.zone(w).real;
-        if real_out && (user_external || copies) {
+        if real_out && (differentiable || copies) {
             for &u in &real_inputs {
                 sm.diff_dep.push((u, w));
             }

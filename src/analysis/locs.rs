@@ -124,9 +124,16 @@ impl Locs {
             l.by_sym.insert(id, o);
         }
         // `loc/result` of a function known by its prototype only: what a
-        // call of it returns (its derivative may be given by a rule).
+        // call of it returns (its derivative may be given by a rule). An
+        // integer result (`strlen`, `lrint`) is a location too: the
+        // variable it is stored into is written, and its value may be
+        // needed by derivatives.
         for (i, p) in program.procs.iter().enumerate() {
-            if p.body.is_none() && program.contains_real(&p.ret.ty) {
+            let holds_value = match program.resolve(&p.ret.ty) {
+                Type::Void | Type::Pointer(_) => false,
+                _ => true,
+            };
+            if p.body.is_none() && holds_value {
                 let pid = ProcId(i as u32);
                 let o = l.add_object(
                     program,
@@ -193,6 +200,19 @@ impl Locs {
                 l.scalar_target = single.contains(&param);
                 l.add_targets(program, Some(pid), o, 0);
                 l.scalar_target = false;
+            }
+        }
+        // The pointers a function known by its prototype only receives:
+        // what its call reads and writes through them (`eff/library-call`;
+        // `strlen(tag)` reads the characters of `tag`).
+        for (i, p) in program.procs.iter().enumerate() {
+            if p.body.is_some() {
+                continue;
+            }
+            for &param in &p.params {
+                if let Some(&o) = l.by_sym.get(&param) {
+                    l.add_targets(program, Some(ProcId(i as u32)), o, 0);
+                }
             }
         }
         let globals: Vec<Obj> = (0..l.objects.len() as u32)

@@ -1310,6 +1310,93 @@ impl<'p, R: Real> Machine<'p, R> {
         }
     }
 
+    /// Argument `i` converted to `double`, as a prototype would.
+    fn arg_real(&mut self, args: &'p [Expr], i: usize) -> Res<R> {
+        let a = args
+            .get(i)
+            .ok_or_else(|| ErrorKind::Type(format!("missing argument {}", i + 1)))?;
+        let v = self.eval(a)?;
+        match self.convert(v, &a.ty.ty, &Type::Real(RealKind::Double))? {
+            Value::Real(r) => Ok(r),
+            _ => Err(ErrorKind::Type("expected a real argument".into())),
+        }
+    }
+
+    /// The `<math.h>` functions called as statements (`deriv/fma` …):
+    /// written with the operations of [`Real`], so dual numbers carry the
+    /// derivative the rules state; the value is the C library's.
+    fn call_math_statement(&mut self, name: &str, args: &'p [Expr]) -> Res<Option<R>> {
+        let arity = match name {
+            "fma" => 3,
+            "fdim" | "ldexp" | "scalbn" | "remainder" | "nextafter" => 2,
+            "rint" | "nearbyint" => 1,
+            _ => return Ok(None),
+        };
+        if args.len() != arity {
+            return Err(ErrorKind::Arity {
+                name: name.to_string(),
+                expected: arity,
+                got: args.len(),
+            });
+        }
+        let x = self.arg_real(args, 0)?;
+        // `v` with the value replaced by `exact` (same derivative).
+        let with_value = |v: R, exact: f64| v + R::from_f64(exact - v.value());
+        Ok(Some(match name {
+            "fma" => {
+                let (y, z) = (self.arg_real(args, 1)?, self.arg_real(args, 2)?);
+                with_value(x * y + z, x.value().mul_add(y.value(), z.value()))
+            }
+            "fdim" => {
+                let y = self.arg_real(args, 1)?;
+                if x > y { x - y } else { R::from_f64(0.0) }
+            }
+            "ldexp" | "scalbn" => {
+                let n = self.arg_int(args, 1)?.clamp(-4000, 4000) as i32;
+                let scale = 2f64.powi(n);
+                with_value(x * R::from_f64(scale), x.value() * scale)
+            }
+            "remainder" => {
+                let y = self.arg_real(args, 1)?;
+                let exact = super::real::c_remainder(x.value(), y.value());
+                let n = ((x.value() - exact) / y.value()).round();
+                with_value(x - y * R::from_f64(n), exact)
+            }
+            "nextafter" => {
+                let y = self.arg_real(args, 1)?;
+                with_value(x, super::real::c_nextafter(x.value(), y.value()))
+            }
+            // rint, nearbyint: the default rounding mode, ties to even.
+            _ => R::from_f64(x.value().round_ties_even()),
+        }))
+    }
+
+    /// The integer-valued `<math.h>` functions: their values only.
+    fn call_math_integer(&mut self, name: &str, args: &'p [Expr]) -> Res<Option<i64>> {
+        if !matches!(
+            name,
+            "lrint" | "lround" | "signbit" | "isnan" | "isinf" | "isfinite"
+        ) {
+            return Ok(None);
+        }
+        if args.len() != 1 {
+            return Err(ErrorKind::Arity {
+                name: name.to_string(),
+                expected: 1,
+                got: args.len(),
+            });
+        }
+        let x = self.arg_real(args, 0)?.value();
+        Ok(Some(match name {
+            "lrint" => x.round_ties_even() as i64,
+            "lround" => x.round() as i64,
+            "signbit" => i64::from(x.is_sign_negative()),
+            "isnan" => i64::from(x.is_nan()),
+            "isinf" => i64::from(x.is_infinite()),
+            _ => i64::from(x.is_finite()),
+        }))
+    }
+
     fn arg_int(&mut self, args: &'p [Expr], i: usize) -> Res<i64> {
         let a = args
             .get(i)
@@ -1455,6 +1542,12 @@ impl<'p, R: Real> Machine<'p, R> {
             _ => {
                 if let Some(b) = Builtin::from_name(name) {
                     return self.call_stack_builtin(b, args);
+                }
+                if let Some(r) = self.call_math_statement(name, args)? {
+                    return Ok(Value::Real(r));
+                }
+                if let Some(i) = self.call_math_integer(name, args)? {
+                    return Ok(Value::Int(i));
                 }
                 if let Some((func, precision)) = MathFn::from_c_name(name) {
                     let mut vals = Vec::new();

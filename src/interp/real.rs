@@ -56,6 +56,8 @@ mod libm {
     use std::os::raw::c_int;
     unsafe extern "C" {
         pub fn sqrt(x: f64) -> f64;
+        pub fn remainder(x: f64, y: f64) -> f64;
+        pub fn nextafter(x: f64, y: f64) -> f64;
         // Rust's compiler-builtins defines its own `cbrt` and `cbrtf`,
         // which the linker prefers to glibc's: call glibc's through its
         // `_Float64` / `_Float32` aliases (same implementation as C's).
@@ -265,6 +267,19 @@ impl Real for f64 {
 }
 
 /// The digamma function ψ = Γ'/Γ, the derivative of `lgamma`.
+/// C's `remainder`: x − n·y with n the integer nearest x/y (ties to
+/// even), computed exactly.
+pub fn c_remainder(x: f64, y: f64) -> f64 {
+    // SAFETY: a pure libm function of two numbers.
+    unsafe { libm::remainder(x, y) }
+}
+
+/// C's `nextafter`: the neighbour of x in the direction of y.
+pub fn c_nextafter(x: f64, y: f64) -> f64 {
+    // SAFETY: a pure libm function of two numbers.
+    unsafe { libm::nextafter(x, y) }
+}
+
 pub fn digamma(x: f64) -> f64 {
     if x.is_nan() || x == f64::NEG_INFINITY {
         return f64::NAN;

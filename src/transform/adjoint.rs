@@ -460,18 +460,20 @@ fn refuse_unsupported(a: &Analysis<'_>, p: ProcId) -> Result<(), Diagnostic> {
                         }
                     }
                 }
-                // Without a real result, `adjoint/call-external-passive`.
+                // Without a real result, `adjoint/call-external-passive`;
+                // with a scalar one, `adjoint/call-external`.
                 StmtKind::Call {
                     callee,
                     result: Some(r),
                     ..
                 } if a.is_active_call(p, s.id)
                     && program.proc(*callee).body.is_none()
-                    && has_real(program, &r.ty) =>
+                    && has_real(program, &r.ty)
+                    && !program.is_real(&r.ty.ty) =>
                 {
                     return err(
                         s.span,
-                        "active calls of external functions (prototypes without body)",
+                        "active calls of external functions returning a struct",
                     );
                 }
                 StmtKind::If { then, other, .. } => {
@@ -3484,6 +3486,13 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 AVal::Sym(p) => self.program.proc(ProcId(p.0)).body.is_some(),
                 _ => false,
             },
+            "hasDerivative" => match subject {
+                AVal::Sym(p) => self
+                    .rules
+                    .derivatives
+                    .contains_key(&self.program.proc(ProcId(p.0)).name),
+                _ => false,
+            },
             "isDiffFormalArg" => match subject {
                 AVal::Formal(p, i) => self.is_diff_formal(*p, *i),
                 AVal::Arg(s, i) => match &s.kind {
@@ -3852,6 +3861,15 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let r = self.expr_of(&args[0])?;
                 let code = self.zero_memory(r, 0)?;
                 AVal::Code(self.tag(code, rule))
+            }
+            "no-derivative" => {
+                let Some(AVal::Sym(p)) = args.first() else {
+                    return Err(ApplyError::new("'no-derivative' names a callee"));
+                };
+                return Err(ApplyError::new(super::tangent::no_derivative_message(
+                    self.program,
+                    ProcId(p.0),
+                )));
             }
             "zero-call-writes" => {
                 let s = self
@@ -4302,10 +4320,19 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let val = self.expr_of(&args[2])?;
                 let f = match &args[0] {
                     AVal::Atom(a) => a.to_string(),
+                    // `adjoint/call-external`: the callee of a call.
+                    AVal::Sym(p) => self.program.proc(ProcId(p.0)).name.clone(),
                     _ => return Err(ApplyError::new("'partials' takes a function name")),
                 };
                 let list = match &args[1] {
                     AVal::List(l) => l.clone(),
+                    AVal::Args(s, from) => {
+                        let n = match &s.kind {
+                            StmtKind::Call { args, .. } => args.len(),
+                            _ => 0,
+                        };
+                        (*from..n).map(|i| AVal::Arg(s, i)).collect()
+                    }
                     _ => Vec::new(),
                 };
                 self.partials(&f, &list, val)?

@@ -1502,6 +1502,22 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 }
 
+/// The refusal of an active call of an external function without
+/// partials (`tangent/call-external-unknown`,
+/// `adjoint/call-external-unknown`), with an entry to fill in.
+pub(crate) fn no_derivative_message(program: &Program, callee: ProcId) -> String {
+    let proc = program.proc(callee);
+    let name = &proc.name;
+    let arity = proc.params.len().max(1);
+    let vars: Vec<String> = (0..arity).map(|i| format!("?X{}", i + 1)).collect();
+    let partials = vec!["(...)"; arity].join(", ");
+    format!(
+        "no derivative is known for external function '{name}': give one with --rules FILE, \
+         e.g. `derivative user/{name} ({name} {}) : {partials}` (one partial per argument)",
+        vars.join(" ")
+    )
+}
+
 /// Inserts the digamma helper after the last `#include` when a derivative
 /// of lgamma or tgamma in one of `procs` calls it.
 pub(super) fn add_digamma_if_called(
@@ -3532,14 +3548,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 Val::New(self.chain(&name, cargs, dargs, rule)?)
             }
             "no-derivative" => {
-                let name = match args.first() {
-                    Some(Val::Proc(p)) => self.program.proc(*p).name.clone(),
-                    _ => "?".into(),
+                let Some(Val::Proc(p)) = args.first() else {
+                    return Err(ApplyError::new("'no-derivative' names a callee"));
                 };
-                return Err(ApplyError::new(format!(
-                    "no derivative is known for external function '{name}': give one with --rules FILE, \
-                     e.g. `derivative user/{name} ({name} ?X) : (...)`"
-                )));
+                return Err(ApplyError::new(no_derivative_message(self.program, *p)));
             }
             "external-outputs" => {
                 let Some(Val::Proc(p)) = args.first() else {
