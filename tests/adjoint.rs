@@ -1047,3 +1047,34 @@ fn external_calls_need_partials() {
     .unwrap_err();
     assert!(err.contains("'modf'"), "{err}");
 }
+
+/// `warn/alias`, certain case: one buffer passed for two parameters, one
+/// of them written by the callee, is refused in adjoint mode as in
+/// tangent mode (the callee's adjoint would treat them as distinct).
+#[test]
+fn one_buffer_passed_twice_to_a_writing_callee_is_refused() {
+    let err = adjoint_of_text(
+        "twice.c",
+        "static void sc(double *a, const double *b, int n)\n{\n    for (int i = 0; i < n; i++)\n        a[i] = a[i] * b[n - 1 - i];\n}\nvoid f(const double *x, double *y)\n{\n    double m[2];\n    m[0] = x[0];\n    m[1] = x[1];\n    sc(m, m, 2);\n    y[0] = m[0] + m[1];\n}\n",
+        "f(y)/(x)",
+    )
+    .unwrap_err();
+    assert!(err.contains("may designate the same memory"), "{err}");
+    assert!(err.contains("twice.c:12:"), "{err}");
+}
+
+/// C99 6.7.5.3 through a typedef: `const vec3 v` with `typedef double
+/// vec3[3]` is `const double *v`, so the caller's array is read through it
+/// (its assignments were sliced away as unread).
+#[test]
+fn a_typedef_array_parameter_is_a_pointer() {
+    let out = adjoint_of_text(
+        "vec3.c",
+        "typedef double vec3[3];\nstatic double norm2(const vec3 v)\n{\n    return v[0] * v[0] + v[1] * v[1] + v[2] * v[2];\n}\ndouble f(const double *x)\n{\n    vec3 a;\n    a[0] = x[0];\n    a[1] = 2.0 * x[1];\n    a[2] = x[0] * x[1];\n    return norm2(a);\n}\n",
+        "f(f)/(x)",
+    )
+    .unwrap();
+    assert!(out.contains("norm2_b(a, ab, "), "{out}");
+    assert!(out.contains("a[2] = x[0] * x[1];"), "{out}");
+    assert!(out.contains("xb[1] += 2.0 * ab[1];"), "{out}");
+}

@@ -177,6 +177,7 @@ pub fn adjoint_trace(
     super::names::refuse_pointer_results(program, &diff, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
+    super::tangent::refuse_overlapping_calls(a, &diff_procs)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
     let mut runtime = HashMap::new();

@@ -120,44 +120,22 @@ pub struct TangentInfo {
     pub structs: HashMap<crate::il::StructId, crate::il::StructId>,
 }
 
-/// The output program, the rule trace and what was created.
-pub fn tangent_full(
+/// `warn/alias`, the certain cases, refused in both modes: an active call
+/// whose arguments designate the same memory the callee writes through, or
+/// that passes the address of a global the callee also uses by name. The
+/// callee was analysed as if they were distinct, so its derivative would
+/// be wrong.
+pub(crate) fn refuse_overlapping_calls(
     a: &Analysis<'_>,
-    rules: &RuleSet,
-    opts: &TangentOptions,
-) -> Result<(Program, std::collections::BTreeSet<String>, TangentInfo), Diagnostic> {
+    diff_procs: &[ProcId],
+) -> Result<(), Diagnostic> {
     let program = a.program;
-    let mut diff_procs: Vec<ProcId> = a
-        .order
-        .iter()
-        .copied()
-        .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
-        .collect();
-    // Copies last, so the user's procedure gets the plain derivative name.
-    diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
-    let diff = DiffSets::of(a, &a.order);
-    super::names::refuse_pointer_results(program, &diff, &a.order)?;
-    super::names::refuse_hidden_writes(program, &diff_procs)?;
-    super::names::refuse_stale_statics(program, &diff_procs)?;
-    let mut out = program.clone();
-    let mut namer = Namer::of(program);
-    let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_d");
-    // Reserve the derivative procedures so calls can name them.
-    if diff_procs.is_empty() {
-        return Err(Diagnostic::error(
-            a.heads
-                .first()
-                .map(|h| program.proc(h.proc).span)
-                .unwrap_or_default(),
-            "nothing to differentiate: no head procedure has a body",
-        ));
-    }
     // `warn/alias` at an active call where two arguments are certainly the
     // same address (`f(y, &y[0])`): the callee was analysed as if they did
     // not overlap, so its derivative would be wrong. Refused. A may-alias
     // that the pointer analysis cannot rule out (buffers swapped in a
     // loop) stays a warning.
-    for &p in &diff_procs {
+    for &p in diff_procs {
         let Some(f) = a.facts.get(&p) else { continue };
         for (&i, site) in &f.calls {
             let stmt = f.points[i].kind.stmt();
@@ -201,7 +179,7 @@ pub fn tangent_full(
     // name, and one of the two accesses writes. The callee was analysed as
     // if its parameter and the global were distinct, so its derivative would
     // miss the interaction. Refused, like two equal addresses above.
-    for &p in &diff_procs {
+    for &p in diff_procs {
         let Some(f) = a.facts.get(&p) else { continue };
         let mut calls: Vec<_> = f.calls.iter().collect();
         calls.sort_by_key(|(i, _)| **i);
@@ -244,6 +222,42 @@ pub fn tangent_full(
             }
         }
     }
+    Ok(())
+}
+
+/// The output program, the rule trace and what was created.
+pub fn tangent_full(
+    a: &Analysis<'_>,
+    rules: &RuleSet,
+    opts: &TangentOptions,
+) -> Result<(Program, std::collections::BTreeSet<String>, TangentInfo), Diagnostic> {
+    let program = a.program;
+    let mut diff_procs: Vec<ProcId> = a
+        .order
+        .iter()
+        .copied()
+        .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
+        .collect();
+    // Copies last, so the user's procedure gets the plain derivative name.
+    diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
+    let diff = DiffSets::of(a, &a.order);
+    super::names::refuse_pointer_results(program, &diff, &a.order)?;
+    super::names::refuse_hidden_writes(program, &diff_procs)?;
+    super::names::refuse_stale_statics(program, &diff_procs)?;
+    let mut out = program.clone();
+    let mut namer = Namer::of(program);
+    let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_d");
+    // Reserve the derivative procedures so calls can name them.
+    if diff_procs.is_empty() {
+        return Err(Diagnostic::error(
+            a.heads
+                .first()
+                .map(|h| program.proc(h.proc).span)
+                .unwrap_or_default(),
+            "nothing to differentiate: no head procedure has a body",
+        ));
+    }
+    refuse_overlapping_calls(a, &diff_procs)?;
     let mut dprocs = HashMap::new();
     for &p in &diff_procs {
         let orig = program.proc(p);

@@ -461,11 +461,18 @@ impl<'a> Lowerer<'a> {
             };
             // C99 6.7.5.3: a parameter declared as an array of T is a
             // pointer to T (`double m[]`, `double m[][4]` is `double (*m)[4]`).
-            let ty = match &p.ty.ty {
-                Type::Array { elem, .. } => QualType {
+            // Through a typedef too (`typedef double vec3[3]; const vec3 v`
+            // is `const double *v`: the qualifier goes to the elements).
+            let ty = match (&p.ty.ty, self.resolve(&p.ty.ty)) {
+                (Type::Array { elem, .. }, _) => QualType {
                     ty: Type::Pointer(elem.clone()),
                     ..p.ty.clone()
                 },
+                (Type::Named(_), Type::Array { elem, .. }) => {
+                    let mut elem = (**elem).clone();
+                    elem.is_const |= p.ty.is_const;
+                    QualType::new(Type::Pointer(Box::new(elem)))
+                }
                 _ => p.ty.clone(),
             };
             let adjusted = ty != p.ty;
