@@ -1302,6 +1302,20 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         if let Init::Expr(e) = init {
             return Ok(vec![self.assign(var, e.clone(), AssignSugar::Plain)]);
         }
+        let mut addresses = false;
+        visit_init(init, &mut |e| {
+            addresses |= super::names::is_address(self.program, &e.ty)
+                && (self.is_diff_address(e)
+                    || address_root(e).is_some_and(|r| self.diff.syms.contains(&r)));
+        });
+        if addresses {
+            // Each such item needs its adjoint pointer set and restored
+            // (`adjoint/assign-pointer`), which the list does not go through.
+            return Err(ApplyError::new(format!(
+                "the adjoint mode does not yet support an initialiser list holding addresses of active memory ('{}'): assign its elements one by one",
+                self.out.symbols[v.index()].name
+            )));
+        }
         // `adjoint/struct-init`, `adjoint/declarator-list`: one assignment
         // per scalar of the variable, C's zero where the list gives none.
         let mut leaves = Vec::new();
@@ -1866,9 +1880,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
             }
             ExprKind::Var(v) if is_pointer(self.program, &e.ty) => self.diff.syms.contains(v),
-            // A pointer member whose target is diff (`a.v = buf`), or a
-            // struct whose only diff part is such a member's target.
-            ExprKind::Field { .. } if is_pointer(self.program, &e.ty) => {
+            // A pointer member or element whose target is diff (`a.v = buf`,
+            // `rows[0] = a`), or a struct whose only diff part is such a
+            // member's target.
+            ExprKind::Field { .. } | ExprKind::Index { .. } if is_pointer(self.program, &e.ty) => {
                 self.a.is_diff(self.proc, e) || self.diff.is_diff_ref(self.program, e)
             }
             ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. }
@@ -4599,6 +4614,18 @@ pub(crate) fn pointee_variable(program: &Program, e: &Expr) -> Result<SymId, Str
 }
 
 /// The expressions of an initialiser, nested lists included.
+/// The variable an address expression points into (`a`, `&a[i]`,
+/// `&s.f`, `a + k`).
+fn address_root(e: &Expr) -> Option<SymId> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::AddrOf(r) | ExprKind::Cast { arg: r, .. } => address_root(r),
+        ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => address_root(base),
+        ExprKind::Binary { lhs, .. } => address_root(lhs),
+        _ => None,
+    }
+}
+
 fn visit_init(init: &Init, f: &mut dyn FnMut(&Expr)) {
     match init {
         Init::Expr(e) => f(e),

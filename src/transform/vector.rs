@@ -748,15 +748,17 @@ impl<'i> Vectorizer<'i> {
     /// rows (before C23), which a `const double *x` parameter's derivative
     /// is (CONTRACT §3).
     fn fit(&self, e: Expr, target: &QualType) -> Expr {
+        // An array of rows (`cd`, `double cd[3][NBDIRSMAX]`) stands for a
+        // pointer to its first row.
         let rows = |q: &QualType| match self.p.resolve(&q.ty) {
-            Type::Pointer(t) => match self.p.resolve(&t.ty) {
+            Type::Pointer(t) | Type::Array { elem: t, .. } => match self.p.resolve(&t.ty) {
                 Type::Array { elem, .. } => Some(self.p.resolve(&elem.ty).clone()),
                 _ => None,
             },
             _ => None,
         };
         let konst = |q: &QualType| match self.p.resolve(&q.ty) {
-            Type::Pointer(t) => match &t.ty {
+            Type::Pointer(t) | Type::Array { elem: t, .. } => match &t.ty {
                 Type::Array { elem, .. } => elem.is_const,
                 _ => false,
             },
