@@ -119,6 +119,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/cond", "malloc_scratch"),
     ("adjoint/intrinsic", "fig12"),
     ("adjoint/call-external", "math_statements"),
+    ("adjoint/ref-null", "linked_list"),
     ("adjoint/call-external-dead", "math_statements"),
     ("adjoint/each", "fig12"),
     ("adjoint/each-end", "fig12"),

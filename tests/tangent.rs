@@ -138,6 +138,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("deriv/fmod", "math_special"),
     ("deriv/copysign", "math_special"),
     ("tangent/init-address", "pointer_init_lists"),
+    ("tangent/ref-null", "linked_list"),
     ("deriv/fma", "math_statements"),
     ("deriv/fdim", "math_statements"),
     ("deriv/ldexp", "math_statements"),
@@ -740,4 +741,26 @@ fn math_functions_without_partials_are_refused() {
     let c = "#include <math.h>\nvoid f(const double *x, double *y)\n{\n    double whole;\n    y[0] = modf(x[0] * 3.0, &whole) + whole;\n}\n";
     let err = tangent_of_text("modf.c", c, "f(y)/(x)", &[]).unwrap_err();
     assert!(err.contains("'modf'"), "{err}");
+}
+
+/// Pointers whose derivative pointers cannot be kept in step are refused,
+/// never differentiated with stale derivative pointers: a helper storing a
+/// new address through `&p`, and a global pointer set in one procedure and
+/// read through in another.
+#[test]
+fn untracked_pointer_moves_are_refused() {
+    let swap = "static void swap(double **a, double **b)\n{\n    double *t = *a;\n    *a = *b;\n    *b = t;\n}\nvoid f(const double *x, double *y)\n{\n    double u[2], v[2];\n    double *p = u, *q = v;\n    u[0] = x[0];\n    u[1] = x[1];\n    v[0] = 2.0 * x[1];\n    v[1] = x[0] * x[0];\n    swap(&p, &q);\n    y[0] = p[0] * q[1] + p[1];\n}\n";
+    let err = tangent_of_text("swap.c", swap, "f(y)/(x)", &[]).unwrap_err();
+    assert!(err.contains("swap.c:15:"), "{err}");
+    assert!(
+        err.contains("may store a new address into pointer 'p'"),
+        "{err}"
+    );
+    let global = "static const double *gp;\nstatic double rd(void)\n{\n    return gp[0] * gp[1];\n}\nvoid f(const double *x, double *y)\n{\n    gp = x;\n    y[0] = rd();\n}\n";
+    let err = tangent_of_text("gptr.c", global, "f(y)/(x)", &[]).unwrap_err();
+    assert!(err.contains("gptr.c:4:"), "{err}");
+    assert!(
+        err.contains("reads through global pointer 'gp', which 'f' sets"),
+        "{err}"
+    );
 }

@@ -129,10 +129,7 @@ impl Locs {
         // variable it is stored into is written, and its value may be
         // needed by derivatives.
         for (i, p) in program.procs.iter().enumerate() {
-            let holds_value = match program.resolve(&p.ret.ty) {
-                Type::Void | Type::Pointer(_) => false,
-                _ => true,
-            };
+            let holds_value = !matches!(program.resolve(&p.ret.ty), Type::Void | Type::Pointer(_));
             if p.body.is_none() && holds_value {
                 let pid = ProcId(i as u32);
                 let o = l.add_object(

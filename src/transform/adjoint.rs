@@ -178,6 +178,7 @@ pub fn adjoint_trace(
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     super::tangent::refuse_overlapping_calls(a, &diff_procs)?;
+    super::tangent::refuse_untracked_pointers(a, &diff, &diff_procs)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
     let mut runtime = HashMap::new();
@@ -3548,6 +3549,8 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             "isDiff" => orig_expr(subject)
                 .is_some_and(|e| has_real(self.program, &e.ty) && self.is_diff_address(e)),
             "isNone" => matches!(subject, AVal::Atom(a) if &**a == "none"),
+            "isNullPointer" => orig_expr(subject)
+                .is_some_and(|e| matches!(e.kind, ExprKind::IntConst { value: 0, .. })),
             "mayOverlapRhs" => match self.stmt().map(|s| &s.kind) {
                 Some(StmtKind::Assign { lhs, rhs, .. }) => {
                     let lz = self.zones_of(lhs);

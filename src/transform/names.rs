@@ -403,11 +403,27 @@ impl Namer {
         self.local = self.by_proc.get(&proc).cloned().unwrap_or_default();
     }
 
-    /// A global name (procedures, types, global variables).
+    /// A global name (procedures, types, global variables), which no
+    /// procedure's own name hides (`double h_d` in `f` would hide `h_d`).
     pub fn fresh(&mut self, base: &str) -> String {
-        let n = self.pick(base, |_, _| true);
+        let hidden = |n: &str| self.by_proc.values().any(|names| names.contains(n));
+        let n = if !hidden(base) {
+            self.pick(base, |_, _| true)
+        } else {
+            (0..)
+                .map(|i| format!("{base}{i}"))
+                .find(|n| !self.taken.contains(n) && !self.local.contains(n) && !hidden(n))
+                .unwrap_or_else(|| base.to_string())
+        };
         self.taken.insert(n.clone());
         n
+    }
+
+    /// Does procedure `proc` declare `name` (a parameter or a local)?
+    pub fn declared_in(&self, proc: ProcId, name: &str) -> bool {
+        self.by_proc
+            .get(&proc)
+            .is_some_and(|names| names.contains(name))
     }
 
     /// A name local to the current procedure.

@@ -120,11 +120,10 @@ pub struct TangentInfo {
     pub structs: HashMap<crate::il::StructId, crate::il::StructId>,
 }
 
-/// `warn/alias`, the certain cases, refused in both modes: an active call
-/// whose arguments designate the same memory the callee writes through, or
-/// that passes the address of a global the callee also uses by name. The
-/// callee was analysed as if they were distinct, so its derivative would
-/// be wrong.
+/// `warn/alias`, the certain case refused in both modes: an active call
+/// whose arguments designate the same memory the callee writes through.
+/// The callee was analysed as if they were distinct, so its derivative
+/// would be wrong.
 pub(crate) fn refuse_overlapping_calls(
     a: &Analysis<'_>,
     diff_procs: &[ProcId],
@@ -174,6 +173,16 @@ pub(crate) fn refuse_overlapping_calls(
             }
         }
     }
+    Ok(())
+}
+
+/// `warn/alias`, certain case with a global, refused in tangent mode (the
+/// adjoint's dot-product tests on random programs pass such calls).
+pub(crate) fn refuse_global_address_calls(
+    a: &Analysis<'_>,
+    diff_procs: &[ProcId],
+) -> Result<(), Diagnostic> {
+    let program = a.program;
     // `warn/alias`, certain case with a global: an active call passes the
     // address of a global (`f(&g)`) that the callee also reads or writes by
     // name, and one of the two accesses writes. The callee was analysed as
@@ -225,6 +234,132 @@ pub(crate) fn refuse_overlapping_calls(
     Ok(())
 }
 
+/// Pointers whose derivative pointers aioli cannot keep in step, refused
+/// in both modes (the derivative would read the wrong memory):
+/// - a call given `&p` for a pointer `p` that has a derivative pointer,
+///   where the callee may store a new address through it (`swap(&p, &q)`,
+///   `init(&buf)`): no derivative of the callee moves `pd` along;
+/// - a global pointer to reals set in one procedure and read through in
+///   another (`gp = x;` then `gp[0]` in a helper): the analyses do not
+///   follow addresses stored in globals across calls.
+pub(crate) fn refuse_untracked_pointers(
+    a: &Analysis<'_>,
+    diff: &DiffSets,
+    diff_procs: &[ProcId],
+) -> Result<(), Diagnostic> {
+    let program = a.program;
+    let pointer_to_real = |ty: &QualType| match program.resolve(&ty.ty) {
+        Type::Pointer(t) => program.contains_real(&t.ty),
+        _ => false,
+    };
+    for &p in diff_procs {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        let mut found: Option<Diagnostic> = None;
+        crate::il::visit_stmts(&body.stmts, &mut |st| {
+            let StmtKind::Call { callee, args, .. } = &st.kind else {
+                return;
+            };
+            if found.is_some() {
+                return;
+            }
+            let callee = *callee;
+            for (k, arg) in args.iter().enumerate() {
+                let ExprKind::AddrOf(r) = &arg.kind else {
+                    continue;
+                };
+                let ExprKind::Var(v) = &r.kind else { continue };
+                if !diff.syms.contains(v) || !pointer_to_real(&program.sym(*v).ty) {
+                    continue;
+                }
+                let Some(&formal) = program.proc(callee).params.get(k) else {
+                    continue;
+                };
+                let formal = a.locs.of_sym(formal);
+                let writes = match a.summaries.get(&callee) {
+                    Some(sm) => sm.writes.iter().any(|&z| {
+                        matches!(
+                            a.locs.object(a.locs.zone(z).obj).kind,
+                            ObjKind::Target { proc: Some(q), pointer }
+                                if q == callee && a.locs.zone(pointer).obj == formal
+                        )
+                    }),
+                    // Without a body: any non-const pointer parameter.
+                    None => true,
+                };
+                if writes {
+                    found = Some(Diagnostic::error(
+                        st.span,
+                        format!(
+                            "'{}' may store a new address into pointer '{}', whose derivative \
+                             pointer aioli cannot move along with it; return the new address \
+                             or assign '{}' here",
+                            program.proc(callee).name,
+                            program.sym(*v).name,
+                            program.sym(*v).name
+                        ),
+                    ));
+                    return;
+                }
+            }
+        });
+        if let Some(d) = found {
+            return Err(d);
+        }
+    }
+    // Global pointers: which procedures reached set them, which read
+    // through them.
+    let mut setters: HashMap<SymId, ProcId> = HashMap::new();
+    let mut readers: Vec<(SymId, ProcId, crate::front::source::Span)> = Vec::new();
+    for &p in &a.order {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        crate::il::visit_stmts(&body.stmts, &mut |st| {
+            if let StmtKind::Assign { lhs, .. } = &st.kind
+                && let ExprKind::Var(v) = &lhs.kind
+            {
+                setters.entry(*v).or_insert(p);
+            }
+            for e in super::names::stmt_exprs(st) {
+                crate::il::visit_expr(e, &mut |x| {
+                    let base = match &x.kind {
+                        ExprKind::Index { base, .. } => base,
+                        ExprKind::Deref(base) => base,
+                        _ => return,
+                    };
+                    if let ExprKind::Var(v) = &base.kind {
+                        readers.push((*v, p, x.span));
+                    }
+                });
+            }
+        });
+    }
+    for (g, reader, span) in readers {
+        let sym = program.sym(g);
+        if sym.kind != SymKind::Global || !pointer_to_real(&sym.ty) {
+            continue;
+        }
+        if let Some(&setter) = setters.get(&g)
+            && setter != reader
+        {
+            return Err(Diagnostic::error(
+                span,
+                format!(
+                    "'{}' reads through global pointer '{}', which '{}' sets; aioli does not \
+                     follow addresses stored in globals from one procedure to another (pass \
+                     the pointer as an argument)",
+                    program.proc(reader).name,
+                    sym.name,
+                    program.proc(setter).name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The output program, the rule trace and what was created.
 pub fn tangent_full(
     a: &Analysis<'_>,
@@ -258,6 +393,8 @@ pub fn tangent_full(
         ));
     }
     refuse_overlapping_calls(a, &diff_procs)?;
+    refuse_global_address_calls(a, &diff_procs)?;
+    refuse_untracked_pointers(a, &diff, &diff_procs)?;
     let mut dprocs = HashMap::new();
     for &p in &diff_procs {
         let orig = program.proc(p);
@@ -1948,6 +2085,10 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let e = self.expr_of(subject)?;
                 is_pointer(&self.out, &e.ty)
             }
+            "isNullPointer" => {
+                let e = self.expr_of(subject)?;
+                matches!(e.kind, ExprKind::IntConst { value: 0, .. })
+            }
             // A pointer, or an array standing for its first element's address.
             "isAddress" => {
                 let e = self.expr_of(subject)?;
@@ -3152,7 +3293,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let orig = self.program.proc(p).clone();
         // A parameter named like the procedure hides it inside the body;
         // a recursive passive call would then fail: rename in that case.
-        let calls_itself = self.calls_itself(p);
+        // So does a parameter or local already named so (`g(double g)`).
+        let calls_itself = self.calls_itself(p) || self.namer.declared_in(p, &orig.name);
         let name = if calls_itself {
             self.namer.fresh_local(&format!("{}0", orig.name))
         } else {
