@@ -1098,7 +1098,7 @@ impl Lowerer<'_> {
         };
         let dst = uncast(dst);
         let t = elem(self, &dst)?;
-        let same = |a: &QualType, b: &QualType| a.ty == b.ty;
+        let same = |a: &QualType, b: &QualType| self.same_type(a, b);
         if matches!(self.resolve(&t.ty), Type::Void | Type::Opaque(_)) || t.is_const {
             return None;
         }
@@ -1112,7 +1112,7 @@ impl Lowerer<'_> {
             }
             "memset" => {
                 let zero = matches!(uncast(src).kind, ExprKind::IntConst { value: 0, .. });
-                if !zero || matches!(self.resolve(&t.ty), Type::Struct(_) | Type::Array { .. }) {
+                if !zero {
                     return None;
                 }
                 None
@@ -1170,6 +1170,159 @@ impl Lowerer<'_> {
         if !matches!(self.resolve(&count.ty.ty), Type::Int { .. }) {
             return None;
         }
+        self.index_loop(count, span, &mut |me, k| {
+            let lhs = me.element(dst.clone(), k.clone(), &t, span);
+            match &value {
+                Some(src) => {
+                    let rhs = me.element(src.clone(), k, &t, span);
+                    me.copy_fill(lhs, rhs, &t, span)
+                }
+                // `memset(d, 0, …)` on reals, integers, arrays and structs
+                // of them: every scalar set to zero.
+                None => me.zero_fill(lhs, &t, span),
+            }
+        })
+    }
+
+    /// `base[k]`, of element type `t` (not const: it is stored into).
+    fn element(&self, base: Expr, k: Expr, t: &QualType, span: Span) -> Expr {
+        Expr::new(
+            ExprKind::Index {
+                base: Box::new(base),
+                index: Box::new(k),
+            },
+            QualType {
+                is_const: false,
+                ..t.clone()
+            },
+            span,
+        )
+    }
+
+    /// `lhs = rhs` for values of type `t`; an array (a row of a 2-D
+    /// array) element by element, since C does not assign arrays.
+    fn copy_fill(&mut self, lhs: Expr, rhs: Expr, t: &QualType, span: Span) -> Option<Vec<Stmt>> {
+        match self.resolve(&t.ty).clone() {
+            Type::Array {
+                elem,
+                len: Some(len),
+            } => {
+                let n = len.value? as i64;
+                let count = Expr::new(
+                    ExprKind::IntConst {
+                        value: n,
+                        text: n.to_string(),
+                    },
+                    QualType::int(),
+                    span,
+                );
+                let lp = self.index_loop(count, span, &mut |me, k| {
+                    let to = me.element(lhs.clone(), k.clone(), &elem, span);
+                    let from = me.element(rhs.clone(), k, &elem, span);
+                    me.copy_fill(to, from, &elem, span)
+                })?;
+                Some(vec![lp])
+            }
+            Type::Array { .. } => None,
+            _ => Some(vec![stmt(
+                StmtKind::Assign {
+                    lhs,
+                    rhs,
+                    sugar: AssignSugar::Plain,
+                },
+                span,
+            )]),
+        }
+    }
+
+    /// Statements that set every scalar of `lhs` (of type `t`) to zero:
+    /// loops over array dimensions, one assignment per struct field. `None`
+    /// for a pointer or anything else a zero byte pattern is not a value
+    /// the IL can assign.
+    fn zero_fill(&mut self, lhs: Expr, t: &QualType, span: Span) -> Option<Vec<Stmt>> {
+        let plain = QualType {
+            is_const: false,
+            ..t.clone()
+        };
+        let assign = |rhs: Expr| {
+            vec![stmt(
+                StmtKind::Assign {
+                    lhs: lhs.clone(),
+                    rhs,
+                    sugar: AssignSugar::Plain,
+                },
+                span,
+            )]
+        };
+        match self.resolve(&t.ty).clone() {
+            Type::Real(_) => Some(assign(Expr::new(
+                ExprKind::RealConst {
+                    value: 0.0,
+                    text: "0.0".into(),
+                },
+                plain,
+                span,
+            ))),
+            Type::Int { .. } => Some(assign(Expr::new(
+                ExprKind::IntConst {
+                    value: 0,
+                    text: "0".into(),
+                },
+                plain,
+                span,
+            ))),
+            Type::Array {
+                elem,
+                len: Some(len),
+            } => {
+                let n = len.value? as i64;
+                let count = Expr::new(
+                    ExprKind::IntConst {
+                        value: n,
+                        text: n.to_string(),
+                    },
+                    QualType::int(),
+                    span,
+                );
+                let lp = self.index_loop(count, span, &mut |me, k| {
+                    let at = me.element(lhs.clone(), k, &elem, span);
+                    me.zero_fill(at, &elem, span)
+                })?;
+                Some(vec![lp])
+            }
+            Type::Struct(sid) => {
+                let fields = self.prog.structs[sid.index()].fields.clone();
+                let mut out = Vec::new();
+                for (i, f) in fields.iter().enumerate() {
+                    let at = Expr::new(
+                        ExprKind::Field {
+                            base: Box::new(lhs.clone()),
+                            strukt: sid,
+                            field: i,
+                        },
+                        QualType {
+                            is_const: false,
+                            ..f.ty.clone()
+                        },
+                        span,
+                    );
+                    out.extend(self.zero_fill(at, &f.ty, span)?);
+                }
+                Some(out)
+            }
+            _ => None,
+        }
+    }
+
+    /// `for (k = 0; k < count; k++) BODY(k)`, with `k` a fresh index of
+    /// `count`'s type declared in the loop's own scope, where the body's
+    /// own temporaries go too.
+    fn index_loop(
+        &mut self,
+        count: Expr,
+        span: Span,
+        body: &mut dyn FnMut(&mut Self, Expr) -> Option<Vec<Stmt>>,
+    ) -> Option<Stmt> {
         let scope = self.new_scope(self.scope);
         let saved = std::mem::replace(&mut self.scope, scope);
         let index_ty = QualType {
@@ -1177,8 +1330,10 @@ impl Lowerer<'_> {
             ..count.ty.clone()
         };
         let k = self.new_temp(index_ty.clone(), span);
-        self.scope = saved;
-        let k = k.ok()?;
+        let Ok(k) = k else {
+            self.scope = saved;
+            return None;
+        };
         {
             let sym = &mut self.prog.symbols[k.index()];
             let (old, name) = (sym.scope, sym.name.clone());
@@ -1187,6 +1342,9 @@ impl Lowerer<'_> {
             self.prog.scopes[scope.index()].vars.insert(name, k);
         }
         let kv = Expr::new(ExprKind::Var(k), index_ty.clone(), span);
+        let stmts = body(self, kv.clone());
+        self.scope = saved;
+        let stmts = stmts?;
         let int = |v: i64, ty: &QualType| {
             Expr::new(
                 ExprKind::IntConst {
@@ -1197,48 +1355,6 @@ impl Lowerer<'_> {
                 span,
             )
         };
-        let at = |base: Expr, t: &QualType| {
-            Expr::new(
-                ExprKind::Index {
-                    base: Box::new(base),
-                    index: Box::new(kv.clone()),
-                },
-                QualType {
-                    is_const: false,
-                    ..t.clone()
-                },
-                span,
-            )
-        };
-        let rhs = match value {
-            Some(src) => at(src, &t),
-            None if self.prog.is_real(&t.ty) => Expr::new(
-                ExprKind::RealConst {
-                    value: 0.0,
-                    text: "0.0".into(),
-                },
-                QualType {
-                    is_const: false,
-                    ..t.clone()
-                },
-                span,
-            ),
-            None => int(
-                0,
-                &QualType {
-                    is_const: false,
-                    ..t.clone()
-                },
-            ),
-        };
-        let body = stmt(
-            StmtKind::Assign {
-                lhs: at(dst, &t),
-                rhs,
-                sugar: AssignSugar::Plain,
-            },
-            span,
-        );
         let init = stmt(
             StmtKind::Decl {
                 base: index_ty.clone(),
@@ -1283,7 +1399,7 @@ impl Lowerer<'_> {
                     step: vec![step],
                 },
                 body: crate::il::Block {
-                    stmts: vec![body],
+                    stmts,
                     scope,
                     closing_comments: Vec::new(),
                     span,
