@@ -752,8 +752,20 @@ fn untracked_pointer_moves_are_refused() {
     let swap = "static void swap(double **a, double **b)\n{\n    double *t = *a;\n    *a = *b;\n    *b = t;\n}\nvoid f(const double *x, double *y)\n{\n    double u[2], v[2];\n    double *p = u, *q = v;\n    u[0] = x[0];\n    u[1] = x[1];\n    v[0] = 2.0 * x[1];\n    v[1] = x[0] * x[0];\n    swap(&p, &q);\n    y[0] = p[0] * q[1] + p[1];\n}\n";
     let err = tangent_of_text("swap.c", swap, "f(y)/(x)", &[]).unwrap_err();
     assert!(err.contains("swap.c:15:"), "{err}");
+    assert!(err.contains("may store a new address into 'p'"), "{err}");
+    // The same through a struct holding a pointer: an init helper storing
+    // a fresh buffer into `v->data`, or a struct result holding one.
+    let init = "#include <stdlib.h>\ntypedef struct {\n    int n;\n    double *data;\n} Vec;\nstatic void vec_init(Vec *v, int n)\n{\n    v->n = n;\n    v->data = (double *)malloc((size_t)n * sizeof(double));\n}\nstatic Vec vec_wrap(double *buf, int n)\n{\n    Vec v;\n    v.n = n;\n    v.data = buf;\n    return v;\n}\nvoid f(const double *x, double *y)\n{\n    Vec v;\n    vec_init(&v, 2);\n    v.data[0] = x[0] * x[1];\n    y[0] = v.data[0];\n    free(v.data);\n}\nvoid g(const double *x, double *y)\n{\n    double buf[2];\n    Vec v = vec_wrap(buf, 2);\n    v.data[0] = x[0] * x[1];\n    y[0] = buf[0];\n}\n";
+    let err = tangent_of_text("init.c", init, "f(y)/(x)", &[]).unwrap_err();
+    assert!(err.contains("init.c:21:"), "{err}");
     assert!(
-        err.contains("may store a new address into pointer 'p'"),
+        err.contains("'vec_init' may store a new address into 'v'"),
+        "{err}"
+    );
+    let err = tangent_of_text("init.c", init, "g(y)/(x)", &[]).unwrap_err();
+    assert!(err.contains("init.c:29:"), "{err}");
+    assert!(
+        err.contains("'vec_wrap' returns a struct holding a pointer to reals"),
         "{err}"
     );
     let global = "static const double *gp;\nstatic double rd(void)\n{\n    return gp[0] * gp[1];\n}\nvoid f(const double *x, double *y)\n{\n    gp = x;\n    y[0] = rd();\n}\n";

@@ -502,6 +502,23 @@ pub(crate) fn holds_pointer(p: &Program, ty: &Type, depth: usize) -> bool {
     }
 }
 
+/// Does a value of type `ty` hold a pointer to memory containing reals
+/// (itself, or in a field or element)?
+pub(crate) fn holds_real_pointer(program: &Program, ty: &Type, depth: usize) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    match program.resolve(ty) {
+        Type::Pointer(t) => program.contains_real(&t.ty),
+        Type::Array { elem, .. } => holds_real_pointer(program, &elem.ty, depth + 1),
+        Type::Struct(sid) => program.structs[sid.index()]
+            .fields
+            .iter()
+            .any(|f| holds_real_pointer(program, &f.ty.ty, depth + 1)),
+        _ => false,
+    }
+}
+
 /// `adjoint/refuse` (and `tangent/names` in tangent mode): a procedure returning a pointer to
 /// memory with derivatives (`double *p = make(x)`): the derivative
 /// pointer would have to come back too, which CONTRACT §3 has no place
@@ -544,11 +561,45 @@ pub(crate) fn refuse_pointer_results(
             return refuse(span, callee);
         }
     }
-    let mut procs: Vec<ProcId> = diff.results.iter().copied().collect();
-    procs.sort();
-    for p in procs {
+    let mut procs_with_results: Vec<ProcId> = diff.results.iter().copied().collect();
+    procs_with_results.sort();
+    for p in procs_with_results {
         if is_pointer(program, &program.proc(p).ret) {
             return refuse(program.proc(p).span, p);
+        }
+    }
+    // A struct result holding a pointer to reals (`Vec v = vec_new(n)`):
+    // the analyses do not carry the address it holds from the callee to
+    // the caller, so what the caller writes through it would be lost.
+    for &p in procs {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        let mut found = None;
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if let StmtKind::Call {
+                callee,
+                result: Some(_),
+                ..
+            } = &s.kind
+                && found.is_none()
+                && program.proc(*callee).body.is_some()
+                && !is_pointer(program, &program.proc(*callee).ret)
+                && holds_real_pointer(program, &program.proc(*callee).ret.ty, 0)
+            {
+                found = Some((s.span, *callee));
+            }
+        });
+        if let Some((span, callee)) = found {
+            return Err(crate::front::diag::Diagnostic::error(
+                span,
+                format!(
+                    "'{}' returns a struct holding a pointer to reals; aioli does not follow \
+                     addresses from a callee's result to its caller yet (fill the struct in the \
+                     caller, or pass the buffer as a parameter)",
+                    program.proc(callee).name
+                ),
+            ));
         }
     }
     Ok(())

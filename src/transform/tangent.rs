@@ -270,9 +270,18 @@ pub(crate) fn refuse_untracked_pointers(
                     continue;
                 };
                 let ExprKind::Var(v) = &r.kind else { continue };
-                if !diff.syms.contains(v) || !pointer_to_real(&program.sym(*v).ty) {
+                let ty = &program.sym(*v).ty;
+                // `&p` of a pointer with a derivative pointer, or `&s` of a
+                // struct holding pointers to reals (`vec_init(&v, n)`
+                // storing `v->data`): the analyses do not carry what the
+                // callee stores there back to the caller.
+                let tracked = (diff.syms.contains(v) && pointer_to_real(ty))
+                    || (!pointer_to_real(ty)
+                        && super::names::holds_real_pointer(program, &ty.ty, 0));
+                if !tracked {
                     continue;
                 }
+                let stores_pointer = !pointer_to_real(ty);
                 let Some(&formal) = program.proc(callee).params.get(k) else {
                     continue;
                 };
@@ -283,7 +292,7 @@ pub(crate) fn refuse_untracked_pointers(
                             a.locs.object(a.locs.zone(z).obj).kind,
                             ObjKind::Target { proc: Some(q), pointer }
                                 if q == callee && a.locs.zone(pointer).obj == formal
-                        )
+                        ) && (!stores_pointer || a.locs.zone(z).pointer)
                     }),
                     // Without a body: any non-const pointer parameter.
                     None => true,
@@ -292,8 +301,8 @@ pub(crate) fn refuse_untracked_pointers(
                     found = Some(Diagnostic::error(
                         st.span,
                         format!(
-                            "'{}' may store a new address into pointer '{}', whose derivative \
-                             pointer aioli cannot move along with it; return the new address \
+                            "'{}' may store a new address into '{}', whose derivative \
+                             pointers aioli cannot move along with it; return the new address \
                              or assign '{}' here",
                             program.proc(callee).name,
                             program.sym(*v).name,
