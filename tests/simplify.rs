@@ -646,6 +646,15 @@ fn mul_const_assoc() {
     assert_simplifies("0.5 * (4 * xd)", "2.0 * xd");
 }
 
+/// `simplify/scaled-square`: the derivative of `0.25 * a * a` is one
+/// product.
+#[test]
+fn scaled_square() {
+    assert_simplifies("0.25 * xd * x + 0.25 * x * xd", "0.5 * (xd * x)");
+    assert_simplifies("2.0 * x * y", "2.0 * x * y");
+    assert_simplifies("3.0 * y * x - -(3.0 * x * y)", "6.0 * (y * x)");
+}
+
 /// `simplify/factor`
 #[test]
 fn factor() {
