@@ -36,6 +36,7 @@ use facts::ProcFacts;
 pub use head::{Head, HeadVar, parse_head};
 use locs::{Locs, ObjKind, Zone};
 use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeSet;
 use summary::Summary;
 
@@ -552,15 +553,25 @@ impl<'a> Analysis<'a> {
     pub fn head_zones(&self, head: &Head, v: HeadVar) -> Vec<Zone> {
         match v {
             HeadVar::Param(s) => {
-                let o = self.locs.of_sym(s);
+                // The memory a parameter reaches: its own zones, and for a
+                // pointer what it points to, followed through the pointers
+                // found there (`g->u[i]`, `a[i][j]` of a `double **a`) as
+                // deep as the targets go (`loc/target`).
                 let mut zs = Vec::new();
-                for z in self.locs.object_zones(o) {
-                    if let Some(t) = self.locs.target(head.proc, z) {
-                        zs.extend(self.locs.object_zones(t));
-                    } else {
-                        zs.push(z);
+                let mut seen = HashSet::default();
+                let mut todo = vec![self.locs.of_sym(s)];
+                while let Some(o) = todo.pop() {
+                    if !seen.insert(o) {
+                        continue;
+                    }
+                    for z in self.locs.object_zones(o) {
+                        match self.locs.target(head.proc, z) {
+                            Some(t) => todo.push(t),
+                            None => zs.push(z),
+                        }
                     }
                 }
+                zs.sort_unstable();
                 zs
             }
             HeadVar::Global(s) => self.locs.object_zones(self.locs.of_sym(s)).collect(),
