@@ -115,8 +115,22 @@ fn pointer_to_pointer_and_struct_member_data_are_active() {
     std::fs::write(&source, PROGRAM).unwrap();
     let out = d.to_str().unwrap();
     let head = "f(y rows g)/(rows g)";
-    aioli(&["tangent", source.to_str().unwrap(), "--head", head, "--out", out]);
-    aioli(&["adjoint", source.to_str().unwrap(), "--head", head, "--out", out]);
+    aioli(&[
+        "tangent",
+        source.to_str().unwrap(),
+        "--head",
+        head,
+        "--out",
+        out,
+    ]);
+    aioli(&[
+        "adjoint",
+        source.to_str().unwrap(),
+        "--head",
+        head,
+        "--out",
+        out,
+    ]);
     aioli(&["runtime", "--out", out]);
     let tangent = std::fs::read_to_string(d.join("reach_d.c")).unwrap();
     assert!(tangent.contains("double **rowsd"), "{tangent}");
@@ -139,6 +153,9 @@ fn pointer_to_pointer_and_struct_member_data_are_active() {
         .split_whitespace()
         .map(|w| w.parse().unwrap())
         .collect();
-    assert!(errors[0] < 1e-7, "tangent against divided differences: {text}");
+    assert!(
+        errors[0] < 1e-7,
+        "tangent against divided differences: {text}"
+    );
     assert!(errors[1] < 1e-12, "dot-product test: {text}");
 }

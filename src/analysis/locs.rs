@@ -440,6 +440,28 @@ impl Locs {
 
     /// The target object of interface pointer zone `z` in `proc`, or of a
     /// global pointer.
+    /// Every zone of object `o` and of the targets its pointers reach in
+    /// `proc`, through every level of pointers (`g->u[i]`, `a[i][j]`), as
+    /// deep as the targets go: the pointer zones themselves included.
+    pub fn reach(&self, proc: ProcId, o: Obj) -> Vec<Zone> {
+        let mut zones = Vec::new();
+        let mut seen = Vec::new();
+        let mut todo = vec![o];
+        while let Some(o) = todo.pop() {
+            if seen.contains(&o) {
+                continue;
+            }
+            seen.push(o);
+            for z in self.object_zones(o) {
+                zones.push(z);
+                if let Some(t) = self.target(proc, z) {
+                    todo.push(t);
+                }
+            }
+        }
+        zones
+    }
+
     pub fn target(&self, proc: ProcId, z: Zone) -> Option<Obj> {
         self.by_target
             .get(&(Some(proc), z))

@@ -36,7 +36,6 @@ use facts::ProcFacts;
 pub use head::{Head, HeadVar, parse_head};
 use locs::{Locs, ObjKind, Zone};
 use rustc_hash::FxHashMap as HashMap;
-use rustc_hash::FxHashSet as HashSet;
 use std::collections::BTreeSet;
 use summary::Summary;
 
@@ -555,22 +554,13 @@ impl<'a> Analysis<'a> {
             HeadVar::Param(s) => {
                 // The memory a parameter reaches: its own zones, and for a
                 // pointer what it points to, followed through the pointers
-                // found there (`g->u[i]`, `a[i][j]` of a `double **a`) as
-                // deep as the targets go (`loc/target`).
-                let mut zs = Vec::new();
-                let mut seen = HashSet::default();
-                let mut todo = vec![self.locs.of_sym(s)];
-                while let Some(o) = todo.pop() {
-                    if !seen.insert(o) {
-                        continue;
-                    }
-                    for z in self.locs.object_zones(o) {
-                        match self.locs.target(head.proc, z) {
-                            Some(t) => todo.push(t),
-                            None => zs.push(z),
-                        }
-                    }
-                }
+                // found there (`g->u[i]`, `a[i][j]` of a `double **a`).
+                let mut zs: Vec<Zone> = self
+                    .locs
+                    .reach(head.proc, self.locs.of_sym(s))
+                    .into_iter()
+                    .filter(|&z| self.locs.target(head.proc, z).is_none())
+                    .collect();
                 zs.sort_unstable();
                 zs
             }

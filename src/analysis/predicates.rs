@@ -169,13 +169,7 @@ impl Analysis<'_> {
         let Some(r) = self.results.get(&proc) else {
             return false;
         };
-        let o = self.locs.of_sym(sym);
-        let mut zones: Vec<Zone> = self.locs.object_zones(o).collect();
-        for z in zones.clone() {
-            if let Some(t) = self.locs.target(proc, z) {
-                zones.extend(self.locs.object_zones(t));
-            }
-        }
+        let zones = self.locs.reach(proc, self.locs.of_sym(sym));
         let is_head_var = self.heads.iter().any(|h| {
             h.proc == proc
                 && h.dependents

@@ -59,6 +59,14 @@ impl DiffSets {
                 mark_path(program, &ty, &info.path, &mut d.fields);
             }
         }
+        // CONTRACT §3: a head whose result is a dependent returns its
+        // derivative (and the primal through `double *f`), or takes its
+        // adjoint, even where that derivative is zero.
+        for h in &a.heads {
+            if h.dependents.contains(&crate::analysis::HeadVar::Result) {
+                d.results.insert(h.proc);
+            }
+        }
         // A struct variable with a pointer member that may point to diff
         // memory (`v.data = buf` with buf active) needs a derivative whose
         // member follows it, even where nothing here dereferences the
