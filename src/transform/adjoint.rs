@@ -177,7 +177,8 @@ pub fn adjoint_trace(
     super::names::refuse_pointer_results(program, &diff, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
-    super::tangent::refuse_overlapping_calls(a, &diff_procs)?;
+    super::tangent::refuse_overlapping_calls(a, &diff_procs, true)?;
+    super::tangent::refuse_global_address_calls(a, &diff_procs)?;
     super::tangent::refuse_untracked_pointers(a, &diff, &diff_procs)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");

@@ -124,9 +124,17 @@ pub struct TangentInfo {
 /// whose arguments designate the same memory the callee writes through.
 /// The callee was analysed as if they were distinct, so its derivative
 /// would be wrong.
+///
+/// With `same_base` (the adjoint mode), two arguments into the same
+/// variable at different or unknown offsets (`shift(a, a + 1, n)`) count
+/// too: the backward sweep reads values the callee's analysis believed no
+/// write through the other argument could change, so they were not saved.
+/// The tangent follows the original's reads and writes in lockstep and
+/// stays right there.
 pub(crate) fn refuse_overlapping_calls(
     a: &Analysis<'_>,
     diff_procs: &[ProcId],
+    same_base: bool,
 ) -> Result<(), Diagnostic> {
     let program = a.program;
     // `warn/alias` at an active call where two arguments are certainly the
@@ -156,10 +164,28 @@ pub(crate) fn refuse_overlapping_calls(
                     })
                 })
             };
+            // A formal only ever used as `*p` designates one element
+            // (`loc/target`, not an atom): two such formals overlap only
+            // at the same address (`rotate(&x[0], &x[n - 1])` with n > 1
+            // does not), a may-alias left to `warn/alias`; a formal the
+            // callee indexes reaches neighbouring elements too.
+            let indexed = |k: usize| {
+                let Some(&formal) = program.proc(callee).params.get(k) else {
+                    return true;
+                };
+                let o = a.locs.of_sym(formal);
+                program.proc(callee).body.is_none()
+                    || a.locs.object_zones(o).any(|z| {
+                        a.locs
+                            .target(callee, z)
+                            .is_none_or(|t| a.locs.object_zones(t).any(|tz| a.locs.zone(tz).atom))
+                    })
+            };
             if a.is_active_call(p, stmt.id)
-                && overlapping_arguments(stmt)
+                && overlapping_arguments(stmt, same_base)
                     .into_iter()
-                    .any(|(i, j)| writes_through(i) || writes_through(j))
+                    .filter(|&(i, j, certain)| certain || indexed(i) || indexed(j))
+                    .any(|(i, j, _)| writes_through(i) || writes_through(j))
             {
                 return Err(Diagnostic::error(
                     stmt.span,
@@ -176,8 +202,7 @@ pub(crate) fn refuse_overlapping_calls(
     Ok(())
 }
 
-/// `warn/alias`, certain case with a global, refused in tangent mode (the
-/// adjoint's dot-product tests on random programs pass such calls).
+/// `warn/alias`, certain case with a global, refused in both modes.
 pub(crate) fn refuse_global_address_calls(
     a: &Analysis<'_>,
     diff_procs: &[ProcId],
@@ -201,20 +226,29 @@ pub(crate) fn refuse_global_address_calls(
             if !a.is_active_call(p, stmt.id) {
                 continue;
             }
-            let writes_through_param = sm.writes.iter().any(|&z| {
-                matches!(
-                    a.locs.object(a.locs.zone(z).obj).kind,
-                    ObjKind::Target { proc: Some(q), .. } if q == callee
-                )
-            });
-            for sym in global_addresses(stmt) {
+            // What the callee writes through formal k, which receives the
+            // global's address.
+            let writes_through_param = |k: usize| {
+                let Some(&formal) = program.proc(callee).params.get(k) else {
+                    return false;
+                };
+                let formal = a.locs.of_sym(formal);
+                sm.writes.iter().any(|&z| {
+                    matches!(
+                        a.locs.object(a.locs.zone(z).obj).kind,
+                        ObjKind::Target { proc: Some(q), pointer }
+                            if q == callee && a.locs.zone(pointer).obj == formal
+                    )
+                })
+            };
+            for (k, sym) in global_addresses(stmt) {
                 if program.sym(sym).kind != SymKind::Global {
                     continue;
                 }
                 let o = a.locs.of_sym(sym);
                 let reads = a.locs.object_zones(o).any(|z| sm.reads.contains(&z));
                 let writes = a.locs.object_zones(o).any(|z| sm.writes.contains(&z));
-                if writes || (reads && writes_through_param) {
+                if writes || (reads && writes_through_param(k)) {
                     return Err(Diagnostic::error(
                         stmt.span,
                         format!(
@@ -401,7 +435,7 @@ pub fn tangent_full(
             "nothing to differentiate: no head procedure has a body",
         ));
     }
-    refuse_overlapping_calls(a, &diff_procs)?;
+    refuse_overlapping_calls(a, &diff_procs, false)?;
     refuse_global_address_calls(a, &diff_procs)?;
     refuse_untracked_pointers(a, &diff, &diff_procs)?;
     let mut dprocs = HashMap::new();
@@ -1813,7 +1847,7 @@ fn calls_digamma(e: &Expr) -> bool {
 
 /// The variables whose address a call passes as an argument (`&g`,
 /// `&g[2]`, `&g.f`, an array `g`).
-fn global_addresses(s: &Stmt) -> Vec<SymId> {
+fn global_addresses(s: &Stmt) -> Vec<(usize, SymId)> {
     fn root(e: &Expr) -> Option<SymId> {
         match &e.kind {
             ExprKind::Var(v) => Some(*v),
@@ -1833,30 +1867,61 @@ fn global_addresses(s: &Stmt) -> Vec<SymId> {
     let StmtKind::Call { args, .. } = &s.kind else {
         return Vec::new();
     };
-    args.iter().filter_map(address).collect()
+    args.iter()
+        .enumerate()
+        .filter_map(|(k, e)| address(e).map(|v| (k, v)))
+        .collect()
 }
 
 /// The pairs of argument positions of a call that pass the same address
-/// (`y` and `&y[0]`, `p + 1` and `&p[1]`).
-fn overlapping_arguments(s: &Stmt) -> Vec<(usize, usize)> {
-    fn address(e: &Expr) -> Option<(SymId, i64)> {
+/// (`y` and `&y[0]`, `p + 1` and `&p[1]`), or with `same_base` addresses
+/// into the same variable (`a` and `a + 1`, `&x[i]` and `&x[j]`); the
+/// flag tells the same address.
+fn overlapping_arguments(s: &Stmt, same_base: bool) -> Vec<(usize, usize, bool)> {
+    // An offset `i + k` as (i, k), `k` as (None, k); `None` when it has
+    // another form.
+    type Offset = Option<(Option<SymId>, i64)>;
+    fn linear(e: &Expr) -> Offset {
         match &e.kind {
-            ExprKind::Var(v) => Some((*v, 0)),
+            ExprKind::IntConst { value, .. } => Some((None, *value)),
+            ExprKind::Var(v) => Some((Some(*v), 0)),
+            ExprKind::Cast { arg, .. } => linear(arg),
+            ExprKind::Binary { op, lhs, rhs } => match (op, linear(lhs)?, linear(rhs)?) {
+                (BinOp::Add, (Some(v), a), (None, b)) | (BinOp::Add, (None, a), (Some(v), b)) => {
+                    Some((Some(v), a.checked_add(b)?))
+                }
+                (BinOp::Sub, (Some(v), a), (None, b)) => Some((Some(v), a.checked_sub(b)?)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    // The variable an argument points into, and the offset.
+    fn address(e: &Expr) -> Option<(SymId, Offset)> {
+        match &e.kind {
+            ExprKind::Var(v) => Some((*v, Some((None, 0)))),
             ExprKind::Cast { arg, .. } => address(arg),
             ExprKind::AddrOf(r) => match &r.kind {
-                ExprKind::Index { base, index } => match (&base.kind, &index.kind) {
-                    (ExprKind::Var(v), ExprKind::IntConst { value, .. }) => Some((*v, *value)),
+                ExprKind::Index { base, index } => match &base.kind {
+                    ExprKind::Var(v) => Some((*v, linear(index))),
                     _ => None,
                 },
-                ExprKind::Var(v) => Some((*v, 0)),
+                ExprKind::Var(v) => Some((*v, Some((None, 0)))),
                 _ => None,
             },
             ExprKind::Binary {
-                op: BinOp::Add,
+                op: op @ (BinOp::Add | BinOp::Sub),
                 lhs,
                 rhs,
-            } => match (&lhs.kind, &rhs.kind) {
-                (ExprKind::Var(v), ExprKind::IntConst { value, .. }) => Some((*v, *value)),
+            } => match &lhs.kind {
+                ExprKind::Var(v) => {
+                    let offset = match (op, linear(rhs)) {
+                        (BinOp::Add, k) => k,
+                        (_, Some((None, k))) => Some((None, k.checked_neg()?)),
+                        _ => None,
+                    };
+                    Some((*v, offset))
+                }
                 _ => None,
             },
             _ => None,
@@ -1866,7 +1931,7 @@ fn overlapping_arguments(s: &Stmt) -> Vec<(usize, usize)> {
         return Vec::new();
     };
     // Values passed by value are copies: only pointers can overlap.
-    let addrs: Vec<(usize, (SymId, i64))> = args
+    let addrs: Vec<(usize, (SymId, Offset))> = args
         .iter()
         .enumerate()
         .filter(|(_, a)| {
@@ -1878,8 +1943,9 @@ fn overlapping_arguments(s: &Stmt) -> Vec<(usize, usize)> {
     let mut pairs = Vec::new();
     for (n, (i, a)) in addrs.iter().enumerate() {
         for (j, b) in &addrs[n + 1..] {
-            if a == b {
-                pairs.push((*i, *j));
+            let certain = a.1.is_some() && a == b;
+            if certain || (same_base && a.0 == b.0) {
+                pairs.push((*i, *j, certain));
             }
         }
     }
