@@ -97,6 +97,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/declarator-dead-diff", "assign_active"),
     ("adjoint/declarator-pointer", "alias_readonly"),
     ("adjoint/declarator-nodiff", "fig7"),
+    ("adjoint/declarator-dead-nodiff", "dead_passive_init"),
     ("adjoint/declarator-list", "pointer_walk"),
     ("adjoint/declarator-none", "fig11"),
     ("adjoint/declarators-end", "fig7"),
