@@ -459,6 +459,45 @@ fn check(
             return ExitCode::from(1);
         }
     };
+    // With several heads, each takes the entries naming its parameters;
+    // an entry naming a parameter of none of them is an error.
+    if parsed.len() > 1
+        && let Some(e) = dom.entries.iter().find(|e| {
+            !parsed.iter().any(|h| {
+                loaded
+                    .program
+                    .proc(h.proc)
+                    .params
+                    .iter()
+                    .any(|&s| loaded.program.sym(s).name == e.param)
+            })
+        })
+    {
+        eprintln!(
+            "{}: error: --domain names '{}', which is a parameter of no head",
+            file.display(),
+            e.param
+        );
+        return ExitCode::from(1);
+    }
+    let domain_of = |h: &aioli::analysis::head::Head| {
+        if parsed.len() == 1 {
+            return dom.clone();
+        }
+        let params = &loaded.program.proc(h.proc).params;
+        Domain {
+            entries: dom
+                .entries
+                .iter()
+                .filter(|e| {
+                    params
+                        .iter()
+                        .any(|&s| loaded.program.sym(s).name == e.param)
+                })
+                .cloned()
+                .collect(),
+        }
+    };
     let opts = TangentOptions::default();
     let rules = match load_rules(&opts) {
         Ok(r) => r,
@@ -500,7 +539,14 @@ fn check(
                 min_digits: precision.min_digits(),
                 ..TangentCheckOptions::default()
             };
-            match check_tangent(file, &loaded.program, h, &dom, &tangent_path, &options) {
+            match check_tangent(
+                file,
+                &loaded.program,
+                h,
+                &domain_of(h),
+                &tangent_path,
+                &options,
+            ) {
                 Ok(report) => {
                     print!("{report}");
                     all_passed &= report.passed;
@@ -513,7 +559,8 @@ fn check(
         }
     }
     if matches!(mode, CheckMode::Adjoint | CheckMode::Both) {
-        all_passed &= check_adjoint_mode(file, &loaded, &parsed, &dom, &tangent_path, &dir, pp);
+        all_passed &=
+            check_adjoint_mode(file, &loaded, &parsed, &domain_of, &tangent_path, &dir, pp);
     }
     let _ = std::fs::remove_dir_all(&dir);
     if all_passed {
@@ -530,7 +577,7 @@ fn check_adjoint_mode(
     file: &Path,
     loaded: &aioli::front::Loaded,
     heads: &[aioli::analysis::head::Head],
-    dom: &aioli::check::domain::Domain,
+    domain_of: &dyn Fn(&aioli::analysis::head::Head) -> aioli::check::domain::Domain,
     tangent_path: &Path,
     dir: &Path,
     pp: &Preprocessing,
@@ -580,7 +627,7 @@ fn check_adjoint_mode(
             file,
             &loaded.program,
             h,
-            dom,
+            &domain_of(h),
             tangent_path,
             &adjoint_path,
             &options,

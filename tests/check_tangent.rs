@@ -679,3 +679,39 @@ fn a_struct_result_with_integer_and_array_fields_is_checked() {
     assert!(ok, "{text}");
     assert!(text.contains("PASSED"), "{text}");
 }
+
+/// With several heads, each takes the domain entries naming its own
+/// parameters (CONTRACT §6); an entry naming a parameter of no head is an
+/// error.
+#[test]
+fn several_heads_share_one_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.c");
+    std::fs::write(
+        &file,
+        "void g(const double *x, double *y)\n{\n    *y = x[0] * x[0];\n}\n\
+         double h(double s)\n{\n    return s * s * s;\n}\n",
+    )
+    .unwrap();
+    let run = |domain: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .arg("check")
+            .arg(&file)
+            .args(["--head", "g(y)/(x)", "--head", "h(h)/(s)", "--mode", "both"])
+            .args(["--domain", domain])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let (ok, text) = run("x[1]=[0.5,1] y[1]=[0,0] s=[0.5,1]");
+    assert!(ok, "{text}");
+    assert_eq!(text.matches("PASSED").count(), 4, "{text}");
+    let (ok, text) = run("x[1]=[0.5,1] y[1]=[0,0] s=[0.5,1] q=1");
+    assert!(!ok);
+    assert!(
+        text.contains("'q', which is a parameter of no head"),
+        "{text}"
+    );
+}
