@@ -453,8 +453,13 @@ fn refuse_unsupported(a: &Analysis<'_>, p: ProcId) -> Result<(), Diagnostic> {
                 StmtKind::Decl { vars, storage, .. } => {
                     for d in vars {
                         let ty = &program.sym(d.sym).ty;
-                        if *storage == Storage::Static {
-                            return err(s.span, "static local variables");
+                        // A `static const` table holds the same values at
+                        // every call, so the adjoint may initialise its
+                        // own copy on entry like any local; a writable
+                        // static carries state from call to call that a
+                        // copy would not share with the original.
+                        if *storage == Storage::Static && !is_read_only(program, ty) {
+                            return err(s.span, "static local variables that are not const");
                         }
                         if matches!(&ty.ty, Type::Array { len, .. }
                             if len.as_ref().and_then(|l| l.value).is_none())
@@ -543,6 +548,90 @@ fn konst_any(e: &Expr) -> Option<i64> {
 // ---------------------------------------------------------------------------
 // Hoisting (`adjoint/hoist`)
 // ---------------------------------------------------------------------------
+
+/// The bytes of a string literal as spelled in the source (quotes and
+/// escapes; adjacent literals concatenated), without the terminating zero;
+/// `None` for a spelling this does not read (a wide or UTF-8 prefix).
+fn string_bytes(spelling: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut chars = spelling.bytes().peekable();
+    loop {
+        while chars.peek().is_some_and(|c| c.is_ascii_whitespace()) {
+            chars.next();
+        }
+        match chars.next() {
+            None => return Some(out),
+            Some(b'"') => {}
+            Some(_) => return None,
+        }
+        loop {
+            match chars.next()? {
+                b'"' => break,
+                b'\\' => {
+                    let c = chars.next()?;
+                    let value = match c {
+                        b'n' => b'\n',
+                        b't' => b'\t',
+                        b'r' => b'\r',
+                        b'a' => 0x07,
+                        b'b' => 0x08,
+                        b'f' => 0x0c,
+                        b'v' => 0x0b,
+                        b'\\' | b'\'' | b'"' | b'?' => c,
+                        b'x' => {
+                            let mut v: u32 = 0;
+                            while let Some(d) = chars.peek().and_then(|d| (*d as char).to_digit(16))
+                            {
+                                v = v.checked_mul(16)?.checked_add(d)?;
+                                chars.next();
+                            }
+                            u8::try_from(v).ok()?
+                        }
+                        b'0'..=b'7' => {
+                            let mut v = u32::from(c - b'0');
+                            for _ in 0..2 {
+                                match chars.peek() {
+                                    Some(d @ b'0'..=b'7') => {
+                                        v = v * 8 + u32::from(d - b'0');
+                                        chars.next();
+                                    }
+                                    _ => break,
+                                }
+                            }
+                            u8::try_from(v).ok()?
+                        }
+                        _ => return None,
+                    };
+                    out.push(value);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+}
+
+/// A character constant for a byte: `'a'`, `'\0'`, `'\x7f'`.
+fn char_spelling(b: u8) -> String {
+    match b {
+        0 => "'\\0'".to_string(),
+        b'\t' => "'\\t'".to_string(),
+        b'\n' => "'\\n'".to_string(),
+        b'\'' => "'\\''".to_string(),
+        b'\\' => "'\\\\'".to_string(),
+        b' '..=b'~' => format!("'{}'", b as char),
+        _ => format!("'\\x{b:02x}'"),
+    }
+}
+
+/// Is every scalar of an object of this type `const` (`const double`,
+/// `const double w[3]`)?
+fn is_read_only(program: &Program, ty: &QualType) -> bool {
+    ty.is_const
+        || match program.resolve(&ty.ty) {
+            Type::Array { elem, .. } => is_read_only(program, elem),
+            _ => false,
+        }
+}
 
 fn collect_decls(stmts: &[Stmt], out: &mut Vec<SymId>) {
     crate::il::visit_stmts(stmts, &mut |s| {
@@ -1295,11 +1384,50 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         });
         if strings {
             // The declaration moves to the top of the procedure and its
-            // initializer becomes assignments, which C has not for arrays.
-            return Err(ApplyError::new(format!(
-                "the adjoint mode does not yet support a char array initialized with a string literal ('{}')",
-                self.out.symbols[v.index()].name
-            )));
+            // initializer becomes assignments, which C has not for arrays:
+            // one per character (`adjoint/init-string`).
+            let name = &self.out.symbols[v.index()].name;
+            let refused = || {
+                ApplyError::new(format!(
+                    "the adjoint mode does not yet support this string literal initializer of '{name}'"
+                ))
+            };
+            let (Init::Expr(e), Type::Array { elem, len }) =
+                (init, self.out.resolve(&self.out.symbols[v.index()].ty.ty))
+            else {
+                return Err(refused());
+            };
+            let ExprKind::StrConst(spelling) = &e.kind else {
+                return Err(refused());
+            };
+            let (Some(bytes), Some(n)) =
+                (string_bytes(spelling), len.as_ref().and_then(|l| l.value))
+            else {
+                return Err(refused());
+            };
+            let elem_ty = (**elem).clone();
+            let mut code = Vec::new();
+            for k in 0..n {
+                let b = bytes.get(k as usize).copied().unwrap_or(0);
+                let target = Expr::new(
+                    ExprKind::Index {
+                        base: Box::new(var.clone()),
+                        index: Box::new(self.int(k as i64)),
+                    },
+                    elem_ty.clone(),
+                    self.span(),
+                );
+                let c = Expr::new(
+                    ExprKind::CharConst {
+                        value: i64::from(b),
+                        text: char_spelling(b),
+                    },
+                    QualType::int(),
+                    self.span(),
+                );
+                code.push(self.assign(target, c, AssignSugar::Plain));
+            }
+            return Ok(code);
         }
         if let Init::Expr(e) = init {
             return Ok(vec![self.assign(var, e.clone(), AssignSugar::Plain)]);
