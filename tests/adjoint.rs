@@ -1094,3 +1094,122 @@ fn adjoint_refuses_address_lists() {
     assert!(err.contains("assign its elements one by one"), "{err}");
     assert!(err.contains("rows.c:7:"), "{err}");
 }
+
+/// `adjoint/fwd-adjoint-pointers`: a callee whose local pointer follows
+/// an active pointer parameter (`double *py = y`) sets the local's
+/// adjoint pointer from the parameter's in its forward sweep, so its
+/// `P_fwd` takes that adjoint parameter and every caller passes it (a
+/// split caller passes its own on; a checkpointed caller's fused `P_b`
+/// too); with `--split` as well (`fwd_adjoint_pointers.c` also goes
+/// through the compilation, dot-product, divided-difference and sanitizer
+/// checks of every fixture). A split callee keeping a pointer to its own
+/// local array across its two sweeps is refused (two frames).
+#[test]
+fn split_callees_take_the_adjoint_pointers_their_forward_sweep_reads() {
+    let path = common::fixture_dir("adjoint").join("fwd_adjoint_pointers.c");
+    for split in [false, true] {
+        let opts = AdjointOptions {
+            split,
+            ..AdjointOptions::default()
+        };
+        let text = generate_with(&path, &opts)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .text;
+        let code = common::code_without_comments(&text);
+        let flat = code.split_whitespace().collect::<Vec<_>>().join(" ");
+        for wanted in [
+            "static void scale_walk_fwd(int n, double a, double *y, double *yb)",
+            "static void smooth_left_fwd(int n, double *u, double *ub)",
+            "axpy_walk_fwd(int n, double a, const double *x, double *xb, double *y, double *yb)",
+            "walk_twice_fwd(int n, double a, const double *x, double *xb, double *y, double *yb)",
+            "pyb = yb;",
+            "leftb = &ub[0];",
+            // A split caller passes the slices of its own adjoint pointers.
+            "axpy_walk_fwd(n - half, -a, &x[half], &xb[half], y + half, yb + half);",
+            "scale_walk_fwd(n, a, y, yb);",
+            "smooth_left_fwd(n, u, ub);",
+        ] {
+            assert!(
+                flat.contains(wanted),
+                "split={split}: no `{wanted}` in\n{code}"
+            );
+        }
+        if !split {
+            // The checkpointed call on the local `w` runs the fused
+            // `walk_twice_b`, which passes its adjoint parameters on.
+            let start = flat.find("static void walk_twice_b(").expect(&code);
+            assert!(
+                flat[start..].contains("axpy_walk_fwd(half, a, x, xb, y, yb);"),
+                "{code}"
+            );
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("local_array.c");
+    std::fs::write(
+        &local,
+        "// aioli: head='f(y)/(y a)'\n\
+         static void mid(int n, double a, double *y)\n\
+         {\n    double t[4] = {1.0, 2.0, 3.0, 4.0};\n    double *p = t;\n    int i;\n\
+         \x20   for (i = 0; i < 4; i++) { *p = *p * a * y[i]; p++; }\n\
+         \x20   y[0] = y[0] * a + t[0] + t[3];\n}\n\
+         void f(int n, double *y, double a) { mid(n, a, y); mid(n, a, y); }\n",
+    )
+    .unwrap();
+    let err = match generate(&local, false) {
+        Ok(g) => panic!(
+            "a pointer to a split callee's local array was accepted:\n{}",
+            g.text
+        ),
+        Err(e) => e,
+    };
+    assert!(
+        err.contains(
+            "does not handle yet, in 'mid', which a split call reaches, a pointer to the local 't'"
+        ) && err.contains("malloc"),
+        "{err}"
+    );
+}
+
+/// `adjoint/unread-restores`: `n` of `while (n-- > 0)` is an integer read
+/// by its own update, saved by the conservative criterion, but the
+/// backward sweep replays the loop from its count and never reads it: no
+/// push of it in the forward sweep, no pop in the backward sweep (which
+/// was `n = aioli_pop_int()`, "parameter 'n' set but not used"); the
+/// values it does read are still saved and restored.
+#[test]
+fn restores_the_backward_sweep_never_reads_are_not_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("count_down.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='f(y)/(y a)'\n\
+         static void scale(int n, double a, double *y)\n\
+         {\n    int i = 0;\n    while (n-- > 0) { y[i] *= a; i++; }\n}\n\
+         void f(int n, double *y, double a) { scale(n, a, y); }\n",
+    )
+    .unwrap();
+    for split in [false, true] {
+        let opts = AdjointOptions {
+            split,
+            ..AdjointOptions::default()
+        };
+        let code = common::code_without_comments(
+            &generate_with(&path, &opts)
+                .unwrap_or_else(|e| panic!("{e}"))
+                .text,
+        );
+        assert!(
+            !code.contains("aioli_push_int(n)") && !code.contains("n = aioli_pop_int()"),
+            "split={split}: n is saved though the backward sweep never reads it:\n{code}"
+        );
+        for kept in [
+            "aioli_push_int(i);",
+            "i = aioli_pop_int();",
+            "aioli_push_real8(y[i]);",
+            "y[i] = aioli_pop_real8();",
+        ] {
+            assert!(code.contains(kept), "split={split}: no `{kept}` in\n{code}");
+        }
+    }
+}
