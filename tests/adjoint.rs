@@ -908,7 +908,12 @@ fn shared_calls_in_the_backward_sweep_are_computed_once() {
     ] {
         assert_eq!(count(call), 1, "{call} in\n{body}");
     }
-    assert!(code.contains("temp0 = exp(temp);"), "{body}");
+    // `exp(sqrt(u))` was evaluated twice only while the guard of sqrt's
+    // partial tested the adjoint (`temp0 * rb[0] == 0.0 ? …`); with the
+    // guard on the argument (`adjoint/intrinsic-singular`) it is evaluated
+    // once, on the shared sqrt.
+    assert_eq!(count("exp(temp)"), 1, "{body}");
+    assert!(code.contains("temp = sqrt(u);"), "{body}");
     assert!(code.contains("float temp1;"), "{body}");
     // A call only under `?:` stays there.
     assert_eq!(count("sqrt(v)"), 1, "{body}");
@@ -916,6 +921,20 @@ fn shared_calls_in_the_backward_sweep_are_computed_once() {
     // The call reading u comes after the pop that restores u.
     let pop = code.find("u = aioli_pop_real8();").unwrap();
     assert!(code[pop..].contains("exp(u) * tempb"), "{body}");
+    // Nested calls evaluated twice are shared from the outside in.
+    let nested = adjoint_of_text(
+        "nested.c",
+        "#include <math.h>\ndouble g(double u)\n{\n    return tanh(exp(u));\n}\n",
+        "g(g)/(u)",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let nested = common::code_without_comments(&nested);
+    assert!(
+        nested.contains("temp = exp(u);") && nested.contains("temp0 = tanh(temp);"),
+        "{nested}"
+    );
+    assert_eq!(nested.matches("exp(").count(), 1, "{nested}");
+    assert_eq!(nested.matches("tanh(").count(), 1, "{nested}");
 }
 
 /// `adjoint/merge-increments`: `s -= a[j] * y[j]` gives
@@ -1212,4 +1231,33 @@ fn restores_the_backward_sweep_never_reads_are_not_saved() {
             assert!(code.contains(kept), "split={split}: no `{kept}` in\n{code}");
         }
     }
+}
+
+/// `adjoint/intrinsic-singular`: at x < 0, `p = fmax(x, 0)` is 0 and
+/// sqrt, cbrt, pow(., 0.5) and hypot are at their singular point: their
+/// adjoint terms test the argument (`(p == 0.0 ? 0.0 : …) * sb`), not the
+/// incoming adjoint, so `pb` stays finite and fmax's zero partial gives
+/// `xb` its true value (the fixture's dot-product and divided-difference
+/// tests check the numbers: they were NaN); pow(q, 1.5), finite at 0,
+/// is not guarded.
+#[test]
+fn infinite_partials_at_singular_points_are_taken_as_zero() {
+    let path = common::fixture_dir("adjoint").join("intrinsic_singular.c");
+    let text = generate(&path, false)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text;
+    let code = common::code_without_comments(&text);
+    for wanted in [
+        "pb += (p == 0.0 ? 0.0 : 0.5 / sqrt(p)) * sb;",
+        "pb += (p == 0.0 ? 0.0 : cbrt(p) / (3.0 * p)) * sb;",
+        "pb += (p == 0.0 ? 0.0 : 0.5 * pow(p, 0.5 - 1.0)) * sb;",
+        "qb += 1.5 * pow(q, 1.5 - 1.0) * sb;",
+        "pb += (p == 0.0 && q == 0.0 ? 0.0 : p / hypot(p, q)) * tempb;",
+    ] {
+        assert!(code.contains(wanted), "no `{wanted}` in\n{code}");
+    }
+    assert!(
+        !code.contains("sb == 0.0"),
+        "a guard tests the adjoint:\n{code}"
+    );
 }

@@ -1079,7 +1079,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     fn binary(&self, op: BinOp, l: Expr, r: Expr) -> Expr {
         let ty = if matches!(
             op,
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+            BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::And
+                | BinOp::Or
         ) {
             QualType::int()
         } else if is_pointer(&self.out, &l.ty) {
@@ -2650,21 +2657,49 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             if is_zero(&partial) {
                 continue;
             }
-            let mut term = self.binary(BinOp::Mul, partial, val.clone());
-            if d.guarded {
-                let zero = self.real(0.0, val.ty.clone());
-                let test = self.binary(BinOp::Eq, val.clone(), zero.clone());
-                let ty = term.ty.clone();
-                term = Expr::new(
+            let span = self.span();
+            let cond = |cond: Expr, then: Expr, other: Expr| {
+                let ty = other.ty.clone();
+                Expr::new(
                     ExprKind::Cond {
-                        cond: Box::new(test),
-                        then: Box::new(zero),
-                        other: Box::new(term),
+                        cond: Box::new(cond),
+                        then: Box::new(then),
+                        other: Box::new(other),
                     },
                     ty,
-                    self.span(),
-                );
-            }
+                    span,
+                )
+            };
+            let term = match d.singular.get(i) {
+                // `adjoint/intrinsic-singular`: at a point where the
+                // partial is infinite, it is taken as zero (a test on the
+                // primal arguments, as Tapenade's `x == 0 ? 0 : …` for
+                // sqrt). A test on V̄ would not do: V̄ is not zero there
+                // when a later statement has a zero partial (`p = fmax(x,
+                // 0); sqrt(p)` at x < 0), and that zero partial times an
+                // infinite p̄ gives x̄ = NaN. Only the partial is under the
+                // test: V̄ is evaluated unconditionally, so the calls it
+                // shares with the partial can be shared
+                // (`adjoint/share-calls`). A condition known false
+                // (`pow(q, 1.5)`: 1.5 < 1) leaves the partial unguarded.
+                Some(c) if d.guarded => match fold_known(self.instantiate(c, &env)?) {
+                    Some(test) => {
+                        let zero = self.real(0.0, partial.ty.clone());
+                        let guarded = cond(test, zero, partial);
+                        self.binary(BinOp::Mul, guarded, val.clone())
+                    }
+                    None => self.binary(BinOp::Mul, partial, val.clone()),
+                },
+                // Without conditions (a user's entry), a zero V̄ gives a
+                // zero term even where the partial is infinite.
+                _ if d.guarded => {
+                    let zero = self.real(0.0, val.ty.clone());
+                    let test = self.binary(BinOp::Eq, val.clone(), zero.clone());
+                    let product = self.binary(BinOp::Mul, partial, val.clone());
+                    cond(test, zero, product)
+                }
+                _ => self.binary(BinOp::Mul, partial, val.clone()),
+            };
             pairs.push(AVal::With(Box::new(arg.clone()), Box::new(AVal::New(term))));
         }
         Ok(AVal::List(pairs))
@@ -3449,6 +3484,54 @@ fn var_path_root(e: &Expr) -> Option<SymId> {
         ExprKind::Var(v) => Some(*v),
         ExprKind::Field { base, .. } => var_path_root(base),
         _ => None,
+    }
+}
+
+/// A singular-point condition with its comparisons of two numbers decided
+/// (`p == 0.0 && 0.5 < 1.0` is `p == 0.0`): `None` when it is known false.
+fn fold_known(e: Expr) -> Option<Expr> {
+    fn number(e: &Expr) -> Option<f64> {
+        match &peel_casts(e).kind {
+            ExprKind::RealConst { value, .. } => Some(*value),
+            ExprKind::IntConst { value, .. } => Some(*value as f64),
+            _ => None,
+        }
+    }
+    // Some(b): the condition is known to be b.
+    fn known(e: &Expr) -> Option<bool> {
+        let ExprKind::Binary { op, lhs, rhs } = &e.kind else {
+            return None;
+        };
+        let (a, b) = (number(lhs)?, number(rhs)?);
+        Some(match op {
+            BinOp::Lt => a < b,
+            BinOp::Le => a <= b,
+            BinOp::Gt => a > b,
+            BinOp::Ge => a >= b,
+            BinOp::Eq => a == b,
+            BinOp::Ne => a != b,
+            _ => return None,
+        })
+    }
+    match known(&e) {
+        Some(false) => return None,
+        // Always singular: kept as written (it has no variable to test).
+        Some(true) => return Some(e),
+        None => {}
+    }
+    let ExprKind::Binary {
+        op: BinOp::And,
+        lhs,
+        rhs,
+    } = &e.kind
+    else {
+        return Some(e);
+    };
+    match (known(lhs), known(rhs)) {
+        (Some(false), _) | (_, Some(false)) => None,
+        (Some(true), _) => fold_known((**rhs).clone()),
+        (_, Some(true)) => fold_known((**lhs).clone()),
+        _ => Some(e),
     }
 }
 
