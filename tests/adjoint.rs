@@ -1261,3 +1261,42 @@ fn infinite_partials_at_singular_points_are_taken_as_zero() {
         "a guard tests the adjoint:\n{code}"
     );
 }
+
+/// `adjoint/comments`: the forward sweep drops `double y = x * x;` and
+/// `return …` (only their derivatives are needed), and their comments
+/// went with them; they now lead the statements of their backward sweeps,
+/// in the joint `P_b`, and in `P_bwd` of a split callee.
+#[test]
+fn comments_of_statements_the_forward_sweep_drops_are_kept() {
+    let src = "double f(double x)\n{\n    /* square it */\n    double y = x * x;\n    /* regularisation */\n    return y + 0.5 * x;\n}\n";
+    let text = adjoint_of_text("comments.c", src, "f(f)/(x)").unwrap_or_else(|e| panic!("{e}"));
+    let body = &text[text.find("void f_b(").expect(&text)..];
+    let flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("/* regularisation */ yb += fb;"),
+        "the return's comment is not on its adjoint:\n{body}"
+    );
+    assert!(
+        flat.contains("/* square it */ *xb += 2.0 * (x * yb);"),
+        "the declaration's comment is not on its adjoint:\n{body}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("comments_split.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='g(y)/(y)'\n\
+         static void h(double *y)\n{\n    /* square it */\n    double t = y[0] * y[0];\n    /* store it */\n    y[1] = t + y[1];\n}\n\
+         void g(double *y) { h(y); }\n",
+    )
+    .unwrap();
+    let opts = AdjointOptions {
+        split: true,
+        ..AdjointOptions::default()
+    };
+    let text = generate_with(&path, &opts)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .text;
+    for comment in ["/* square it */", "/* store it */"] {
+        assert!(text.contains(comment), "{comment} is lost:\n{text}");
+    }
+}

@@ -344,6 +344,7 @@ fn adjoint_pass(
         adjoint_syms: HashSet::new(),
         fwd_needs: needs.clone(),
         fwd_found: FwdNeeds::new(),
+        comments_elsewhere: String::new(),
     };
     for &p in &diff_procs {
         let body = &program
@@ -689,6 +690,9 @@ struct AdjointHost<'x, 'a> {
     /// its forward sweeps read.
     fwd_needs: FwdNeeds,
     fwd_found: FwdNeeds,
+    /// The comments `P_fwd` carries, while `P_bwd` is built
+    /// (`adjoint/comments`).
+    comments_elsewhere: String,
 }
 
 impl super::share::Temps for AdjointHost<'_, '_> {
@@ -1514,6 +1518,50 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             ))
         })?;
         Ok((s, proc))
+    }
+
+    /// `adjoint/comments`: every comment of the original body appears in
+    /// the output. A comment whose statement the forward sweep dropped
+    /// (a value only its derivative needed) goes to the first statement
+    /// built for that statement (its backward sweep), or, when nothing
+    /// was built for it, to the first statement built for a later one.
+    fn keep_user_comments(&self, body: &mut [Stmt]) {
+        let Some(orig) = &self.program.proc(self.proc).body else {
+            return;
+        };
+        let mut present = self.comments_elsewhere.clone();
+        crate::il::visit_stmts(body, &mut |st| {
+            present.extend(st.comments.leading.iter().map(|c| c.as_str()));
+            present.extend(st.comments.trailing.as_deref());
+        });
+        let mut missing: Vec<(Span, Vec<String>)> = Vec::new();
+        crate::il::visit_stmts(&orig.stmts, &mut |st| {
+            let lost: Vec<String> = st
+                .comments
+                .leading
+                .iter()
+                .chain(st.comments.trailing.as_ref())
+                .filter(|c| !present.contains(c.as_str()))
+                .cloned()
+                .collect();
+            if !lost.is_empty() {
+                missing.push((st.span, lost));
+            }
+        });
+        for (span, lost) in missing {
+            let target = find_stmt_mut(body, &|s| s.span == span)
+                .is_some()
+                .then_some(span);
+            let found = match target {
+                Some(span) => find_stmt_mut(body, &|s| s.span == span),
+                None => find_stmt_mut(body, &|s| s.span.file == span.file && s.span.lo > span.lo),
+            };
+            if let Some(st) = found {
+                let mut leading = lost;
+                leading.append(&mut st.comments.leading);
+                st.comments.leading = leading;
+            }
+        }
     }
 
     /// `adjoint/unread-restores`: a local scalar or by-value parameter
@@ -2956,6 +3004,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
             }
         }
+        if with_adjoints {
+            self.keep_user_comments(&mut body);
+        }
         decls.append(&mut body);
         let scope = orig.body.as_ref().map(|b| b.scope).unwrap_or(orig.scope);
         let p = &mut self.out.procs[id.index()];
@@ -3485,6 +3536,40 @@ fn var_path_root(e: &Expr) -> Option<SymId> {
         ExprKind::Field { base, .. } => var_path_root(base),
         _ => None,
     }
+}
+
+/// The first simple or compound statement of `stmts` (in order, outer
+/// before inner) for which `pick` holds.
+fn find_stmt_mut<'s>(stmts: &'s mut [Stmt], pick: &dyn Fn(&Stmt) -> bool) -> Option<&'s mut Stmt> {
+    for st in stmts {
+        if pick(st) {
+            return Some(st);
+        }
+        let inner = match &mut st.kind {
+            StmtKind::If { then, other, .. } => match find_stmt_mut(&mut then.stmts, pick) {
+                Some(s) => Some(s),
+                None => other
+                    .as_mut()
+                    .and_then(|o| find_stmt_mut(&mut o.stmts, pick)),
+            },
+            StmtKind::Loop { header, body } => {
+                let in_header = match header {
+                    LoopHeader::For { init, .. } => find_stmt_mut(init, pick),
+                    _ => None,
+                };
+                match in_header {
+                    Some(s) => Some(s),
+                    None => find_stmt_mut(&mut body.stmts, pick),
+                }
+            }
+            StmtKind::Block(b) => find_stmt_mut(&mut b.stmts, pick),
+            _ => None,
+        };
+        if inner.is_some() {
+            return inner;
+        }
+    }
+    None
 }
 
 /// A singular-point condition with its comparisons of two numbers decided
@@ -4890,6 +4975,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let Some(id) = procs.bwd else {
                     return Ok(AVal::Code(Vec::new()));
                 };
+                let mut elsewhere = String::new();
+                crate::il::visit_stmts(&fwd, &mut |st| {
+                    elsewhere.extend(st.comments.leading.iter().map(|c| c.as_str()));
+                    elsewhere.extend(st.comments.trailing.as_deref());
+                });
+                self.comments_elsewhere = elsewhere;
                 let saved = self.read_in(&bwd);
                 let pops: Vec<Stmt> = saved
                     .iter()
@@ -4897,6 +4988,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     .flat_map(|&s| self.pop_all(&self.var(s)))
                     .collect();
                 self.make_proc(id, params.clone(), QualType::void(), bwd, pops, true)?;
+                self.comments_elsewhere.clear();
                 let pushes: Vec<Stmt> = saved
                     .iter()
                     .flat_map(|&s| self.push_all(&self.var(s)))
