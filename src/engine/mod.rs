@@ -109,6 +109,10 @@ pub struct Derivative {
     /// where the function is finite, so a term with a zero direction is
     /// zero rather than `inf * 0`.
     pub guarded: bool,
+    /// The conditions written after `guarded`, one per partial (or none):
+    /// where partial i's holds, the partial is infinite or undefined and
+    /// the adjoint takes it as zero (Tapenade's choice at sqrt(0)).
+    pub singular: Vec<Tmpl>,
     pub file: String,
     pub line: usize,
 }

@@ -396,9 +396,31 @@ impl Parser<'_> {
             }
             partials.push(self.template()?);
         }
-        let guarded = matches!(partials.last(), Some(Tmpl::Atom(a)) if a == "guarded");
-        if guarded {
-            partials.pop();
+        // `guarded`, then optionally one condition per partial: where it
+        // holds, the adjoint takes that partial as zero (the point where it
+        // is infinite or undefined, `adjoint/intrinsic`).
+        let at = partials
+            .iter()
+            .position(|t| matches!(t, Tmpl::Atom(a) if a == "guarded"));
+        let guarded = at.is_some();
+        let singular = match at {
+            Some(i) => {
+                let conds = partials.split_off(i + 1);
+                partials.pop();
+                conds
+            }
+            None => Vec::new(),
+        };
+        if !singular.is_empty() && singular.len() != partials.len() {
+            return Err(RuleError::new(
+                self.file,
+                line,
+                format!(
+                    "{function} has {} partial derivatives but {} conditions after 'guarded' (one per partial, or none)",
+                    partials.len(),
+                    singular.len()
+                ),
+            ));
         }
         if partials.len() != names.len() {
             return Err(RuleError::new(
@@ -417,6 +439,7 @@ impl Parser<'_> {
             params: names,
             partials,
             guarded,
+            singular,
             file: self.file.to_string(),
             line,
         })

@@ -131,6 +131,40 @@ pub fn adjoint_trace(
     rules: &RuleSet,
     opts: &AdjointOptions,
 ) -> Result<(Program, BTreeSet<String>), Diagnostic> {
+    // `adjoint/fwd-adjoint-pointers`: which adjoint pointer parameters each
+    // `P_fwd` takes is known only once its forward sweep is built, and the
+    // callers are built first (heads first, then in call-graph order): the
+    // translation is redone with what the previous one found until nothing
+    // new is found (the sets only grow, so this ends; most programs need
+    // one translation).
+    let mut needs = FwdNeeds::new();
+    loop {
+        let (out, trace, found) = adjoint_pass(a, rules, opts, &needs)?;
+        let mut grew = false;
+        for (p, ix) in found {
+            let known = needs.entry(p).or_default();
+            for i in ix {
+                grew |= known.insert(i);
+            }
+        }
+        if !grew {
+            return Ok((out, trace));
+        }
+    }
+}
+
+/// Per procedure, the positions of the parameters whose adjoint parameter
+/// its `P_fwd` takes (`adjoint/fwd-adjoint-pointers`).
+type FwdNeeds = HashMap<ProcId, BTreeSet<usize>>;
+
+/// One translation with the given `P_fwd` signatures; also returns the
+/// adjoint parameters each `P_fwd` body reads.
+fn adjoint_pass(
+    a: &Analysis<'_>,
+    rules: &RuleSet,
+    opts: &AdjointOptions,
+    needs: &FwdNeeds,
+) -> Result<(Program, BTreeSet<String>, FwdNeeds), Diagnostic> {
     let program = a.program;
     if a.split != opts.split {
         return Err(Diagnostic::error(
@@ -309,6 +343,9 @@ pub fn adjoint_trace(
         commented: HashSet::new(),
         private_adjoints: Default::default(),
         adjoint_syms: HashSet::new(),
+        fwd_needs: needs.clone(),
+        fwd_found: FwdNeeds::new(),
+        comments_elsewhere: String::new(),
     };
     for &p in &diff_procs {
         let body = &program
@@ -342,6 +379,7 @@ pub fn adjoint_trace(
         }
     }
     let trace = std::mem::take(&mut host.trace);
+    let found = std::mem::take(&mut host.fwd_found);
     let mut out = host.finish(&diff_procs);
     for p in out.procs.iter_mut() {
         if let Some(b) = &mut p.body {
@@ -350,7 +388,7 @@ pub fn adjoint_trace(
             p.stmt_count = n;
         }
     }
-    Ok((out, trace))
+    Ok((out, trace, found))
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -737,6 +775,14 @@ struct AdjointHost<'x, 'a> {
     /// The adjoint variables of the procedure being finished
     /// (`adjoint/share-calls` reads them).
     adjoint_syms: HashSet<SymId>,
+    /// The adjoint pointer parameters each `P_fwd` takes
+    /// (`adjoint/fwd-adjoint-pointers`), and those this translation found
+    /// its forward sweeps read.
+    fwd_needs: FwdNeeds,
+    fwd_found: FwdNeeds,
+    /// The comments `P_fwd` carries, while `P_bwd` is built
+    /// (`adjoint/comments`).
+    comments_elsewhere: String,
 }
 
 impl super::share::Temps for AdjointHost<'_, '_> {
@@ -1127,7 +1173,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     fn binary(&self, op: BinOp, l: Expr, r: Expr) -> Expr {
         let ty = if matches!(
             op,
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+            BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::And
+                | BinOp::Or
         ) {
             QualType::int()
         } else if is_pointer(&self.out, &l.ty) {
@@ -1594,6 +1647,213 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             ))
         })?;
         Ok((s, proc))
+    }
+
+    /// `adjoint/comments`: every comment of the original body appears in
+    /// the output. A comment whose statement the forward sweep dropped
+    /// (a value only its derivative needed) goes to the first statement
+    /// built for that statement (its backward sweep), or, when nothing
+    /// was built for it, to the first statement built for a later one.
+    fn keep_user_comments(&self, body: &mut [Stmt]) {
+        let Some(orig) = &self.program.proc(self.proc).body else {
+            return;
+        };
+        let mut present = self.comments_elsewhere.clone();
+        crate::il::visit_stmts(body, &mut |st| {
+            present.extend(st.comments.leading.iter().map(|c| c.as_str()));
+            present.extend(st.comments.trailing.as_deref());
+        });
+        let mut missing: Vec<(Span, Vec<String>)> = Vec::new();
+        crate::il::visit_stmts(&orig.stmts, &mut |st| {
+            let lost: Vec<String> = st
+                .comments
+                .leading
+                .iter()
+                .chain(st.comments.trailing.as_ref())
+                .filter(|c| !present.contains(c.as_str()))
+                .cloned()
+                .collect();
+            if !lost.is_empty() {
+                missing.push((st.span, lost));
+            }
+        });
+        for (span, lost) in missing {
+            let target = find_stmt_mut(body, &|s| s.span == span)
+                .is_some()
+                .then_some(span);
+            let found = match target {
+                Some(span) => find_stmt_mut(body, &|s| s.span == span),
+                None => find_stmt_mut(body, &|s| s.span.file == span.file && s.span.lo > span.lo),
+            };
+            if let Some(st) = found {
+                let mut leading = lost;
+                leading.append(&mut st.comments.leading);
+                st.comments.leading = leading;
+            }
+        }
+    }
+
+    /// `adjoint/unread-restores`: a local scalar or by-value parameter
+    /// that the backward sweep `bwd` never reads (`n` of `while (n-- >
+    /// 0)`, saved at `n--` as an integer read by its own update, when the
+    /// loop is replayed from its count) needs none of the values the
+    /// forward sweep saved for it: its pushes in `fwd` and its pops in
+    /// `bwd` go. Every push of a variable's value is mirrored by a pop
+    /// into that variable at the mirrored point, so the stack stays
+    /// balanced.
+    fn drop_unread_restores(&self, fwd: &mut Vec<Stmt>, bwd: &mut Vec<Stmt>) {
+        const PAIRS: [(&str, &str); 5] = [
+            ("aioli_push_real8", "aioli_pop_real8"),
+            ("aioli_push_real4", "aioli_pop_real4"),
+            ("aioli_push_int", "aioli_pop_int"),
+            ("aioli_push_long", "aioli_pop_long"),
+            ("aioli_push_pointer", "aioli_pop_pointer"),
+        ];
+        let pushes: HashSet<ProcId> = PAIRS
+            .iter()
+            .filter_map(|(push, _)| self.runtime.get(push).copied())
+            .collect();
+        let pops: HashSet<ProcId> = PAIRS
+            .iter()
+            .filter_map(|(_, pop)| self.runtime.get(pop).copied())
+            .collect();
+        let proc = self.program.proc(self.proc);
+        let scalar = |v: SymId| {
+            matches!(
+                self.out.resolve(&self.out.symbols[v.index()].ty.ty),
+                Type::Int { .. } | Type::Real(_) | Type::Pointer(_)
+            )
+        };
+        let mut read = HashSet::new();
+        reads(bwd, &mut read);
+        // A variable whose address is taken may be read through it.
+        let mut parts = HashSet::new();
+        for code in [&*fwd, &*bwd] {
+            crate::il::visit_stmts(code, &mut |st| {
+                for e in super::names::stmt_exprs(st) {
+                    visit(e, &mut |x| {
+                        if let ExprKind::AddrOf(r) = &x.kind {
+                            parts.extend(super::names::root_sym(r));
+                        }
+                    });
+                }
+            });
+        }
+        let unread: HashSet<SymId> = self
+            .hoisted
+            .iter()
+            .chain(proc.params.iter())
+            .copied()
+            .filter(|&v| scalar(v) && !read.contains(&v) && !parts.contains(&v))
+            .collect();
+        if unread.is_empty() {
+            return;
+        }
+        let of_unread = |e: &Expr| match &peel_casts(e).kind {
+            ExprKind::Var(v) => unread.contains(v),
+            _ => false,
+        };
+        retain_simple(fwd, &mut |s| match &s.kind {
+            StmtKind::Call { callee, args, .. } if pushes.contains(callee) => {
+                !(args.len() == 1 && of_unread(&args[0]))
+            }
+            _ => true,
+        });
+        retain_simple(bwd, &mut |s| match &s.kind {
+            StmtKind::Call {
+                callee,
+                result: Some(r),
+                ..
+            } if pops.contains(callee) => !of_unread(r),
+            _ => true,
+        });
+    }
+
+    /// `adjoint/fwd-adjoint-pointers`: a forward sweep reads no adjoint
+    /// value, so an adjoint array local (or zero buffer) it mentions is
+    /// an address it keeps (`pb = tb` for `p = t`, `tb` passed to a
+    /// callee's `P_fwd`) for the backward sweep. `P_fwd` and `P_bwd` have
+    /// two frames, so that address would be the dead `P_fwd` frame's:
+    /// refused (the fused `P_b` and a head's `P_b` have one frame).
+    fn refuse_local_adjoint_addresses(&self, fwd: &[Stmt]) -> Result<(), ApplyError> {
+        // The variables whose address the code takes: `&v…`, or an array
+        // `v` standing for its first element's.
+        let mut addressed = HashSet::new();
+        crate::il::visit_stmts(fwd, &mut |st| {
+            for e in super::names::stmt_exprs(st) {
+                visit(e, &mut |x| match &x.kind {
+                    ExprKind::AddrOf(r) => {
+                        addressed.extend(super::names::root_sym(r));
+                    }
+                    ExprKind::Var(v)
+                        if matches!(
+                            self.out.resolve(&self.out.symbols[v.index()].ty.ty),
+                            Type::Array { .. }
+                        ) =>
+                    {
+                        addressed.insert(*v);
+                    }
+                    _ => {}
+                });
+            }
+        });
+        let local_adjoints = self
+            .bsyms
+            .iter()
+            .filter(|(s, _)| self.program.sym(**s).kind != SymKind::Global)
+            .map(|(s, b)| (*b, *s))
+            .chain(self.buffer_temps.iter().map(|(s, b)| (*b, *s)));
+        for (b, s) in local_adjoints {
+            let sym = &self.out.symbols[b.index()];
+            if sym.kind == SymKind::Param || !addressed.contains(&b) {
+                continue;
+            }
+            return Err(ApplyError::new(format!(
+                "the adjoint mode does not handle yet, in '{}', which a split call reaches, a pointer to the local '{}' kept from its forward sweep to its backward sweep (they run in two frames, so its adjoint would be a different array); allocate '{}' with malloc, pass it in as a parameter, or checkpoint the calls of '{}' (remove `--split` or `$AD NOCHECKPOINT`, and pass it memory of known extent)",
+                self.program.proc(self.proc).name,
+                self.program.sym(s).name,
+                self.program.sym(s).name,
+                self.program.proc(self.proc).name,
+            )));
+        }
+        Ok(())
+    }
+
+    /// The arguments of a call of `callee`'s `P_fwd`: the primal ones, each
+    /// followed by its adjoint from `argsb` (the `P_bwd` argument list,
+    /// `adjoint/actual-args`) where `P_fwd` takes it
+    /// (`adjoint/fwd-adjoint-pointers`).
+    fn fwd_args(
+        &self,
+        callee: ProcId,
+        primal: &[Expr],
+        argsb: &AVal<'x>,
+    ) -> Result<Vec<Expr>, ApplyError> {
+        let Some(needed) = self.fwd_needs.get(&callee).filter(|n| !n.is_empty()) else {
+            return Ok(primal.to_vec());
+        };
+        let AVal::List(items) = argsb else {
+            return Err(ApplyError::new(
+                "'call-forward' takes the adjoint arguments",
+            ));
+        };
+        let mut items = items.iter();
+        let mut out = Vec::new();
+        for (i, a) in primal.iter().enumerate() {
+            out.push(a.clone());
+            items.next();
+            if !self.is_diff_formal(callee, i) {
+                continue;
+            }
+            let ab = items
+                .next()
+                .ok_or_else(|| ApplyError::new("internal error: an adjoint argument is missing"))?;
+            if !needed.contains(&i) {
+                continue;
+            }
+            out.push(self.expr_of(ab)?);
+        }
+        Ok(out)
     }
 
     /// The snapshot of a checkpointed region (`adjoint/checkpoint`): the
@@ -2574,21 +2834,49 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             if is_zero(&partial) {
                 continue;
             }
-            let mut term = self.binary(BinOp::Mul, partial, val.clone());
-            if d.guarded {
-                let zero = self.real(0.0, val.ty.clone());
-                let test = self.binary(BinOp::Eq, val.clone(), zero.clone());
-                let ty = term.ty.clone();
-                term = Expr::new(
+            let span = self.span();
+            let cond = |cond: Expr, then: Expr, other: Expr| {
+                let ty = other.ty.clone();
+                Expr::new(
                     ExprKind::Cond {
-                        cond: Box::new(test),
-                        then: Box::new(zero),
-                        other: Box::new(term),
+                        cond: Box::new(cond),
+                        then: Box::new(then),
+                        other: Box::new(other),
                     },
                     ty,
-                    self.span(),
-                );
-            }
+                    span,
+                )
+            };
+            let term = match d.singular.get(i) {
+                // `adjoint/intrinsic-singular`: at a point where the
+                // partial is infinite, it is taken as zero (a test on the
+                // primal arguments, as Tapenade's `x == 0 ? 0 : …` for
+                // sqrt). A test on V̄ would not do: V̄ is not zero there
+                // when a later statement has a zero partial (`p = fmax(x,
+                // 0); sqrt(p)` at x < 0), and that zero partial times an
+                // infinite p̄ gives x̄ = NaN. Only the partial is under the
+                // test: V̄ is evaluated unconditionally, so the calls it
+                // shares with the partial can be shared
+                // (`adjoint/share-calls`). A condition known false
+                // (`pow(q, 1.5)`: 1.5 < 1) leaves the partial unguarded.
+                Some(c) if d.guarded => match fold_known(self.instantiate(c, &env)?) {
+                    Some(test) => {
+                        let zero = self.real(0.0, partial.ty.clone());
+                        let guarded = cond(test, zero, partial);
+                        self.binary(BinOp::Mul, guarded, val.clone())
+                    }
+                    None => self.binary(BinOp::Mul, partial, val.clone()),
+                },
+                // Without conditions (a user's entry), a zero V̄ gives a
+                // zero term even where the partial is infinite.
+                _ if d.guarded => {
+                    let zero = self.real(0.0, val.ty.clone());
+                    let test = self.binary(BinOp::Eq, val.clone(), zero.clone());
+                    let product = self.binary(BinOp::Mul, partial, val.clone());
+                    cond(test, zero, product)
+                }
+                _ => self.binary(BinOp::Mul, partial, val.clone()),
+            };
             pairs.push(AVal::With(Box::new(arg.clone()), Box::new(AVal::New(term))));
         }
         Ok(AVal::List(pairs))
@@ -2844,6 +3132,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     decls.push(self.decl(s, ty, init));
                 }
             }
+        }
+        if with_adjoints {
+            self.keep_user_comments(&mut body);
         }
         decls.append(&mut body);
         let scope = orig.body.as_ref().map(|b| b.scope).unwrap_or(orig.scope);
@@ -3374,6 +3665,146 @@ fn var_path_root(e: &Expr) -> Option<SymId> {
         ExprKind::Field { base, .. } => var_path_root(base),
         _ => None,
     }
+}
+
+/// The first simple or compound statement of `stmts` (in order, outer
+/// before inner) for which `pick` holds.
+fn find_stmt_mut<'s>(stmts: &'s mut [Stmt], pick: &dyn Fn(&Stmt) -> bool) -> Option<&'s mut Stmt> {
+    for st in stmts {
+        if pick(st) {
+            return Some(st);
+        }
+        let inner = match &mut st.kind {
+            StmtKind::If { then, other, .. } => match find_stmt_mut(&mut then.stmts, pick) {
+                Some(s) => Some(s),
+                None => other
+                    .as_mut()
+                    .and_then(|o| find_stmt_mut(&mut o.stmts, pick)),
+            },
+            StmtKind::Loop { header, body } => {
+                let in_header = match header {
+                    LoopHeader::For { init, .. } => find_stmt_mut(init, pick),
+                    _ => None,
+                };
+                match in_header {
+                    Some(s) => Some(s),
+                    None => find_stmt_mut(&mut body.stmts, pick),
+                }
+            }
+            StmtKind::Block(b) => find_stmt_mut(&mut b.stmts, pick),
+            _ => None,
+        };
+        if inner.is_some() {
+            return inner;
+        }
+    }
+    None
+}
+
+/// A singular-point condition with its comparisons of two numbers decided
+/// (`p == 0.0 && 0.5 < 1.0` is `p == 0.0`): `None` when it is known false.
+fn fold_known(e: Expr) -> Option<Expr> {
+    fn number(e: &Expr) -> Option<f64> {
+        match &peel_casts(e).kind {
+            ExprKind::RealConst { value, .. } => Some(*value),
+            ExprKind::IntConst { value, .. } => Some(*value as f64),
+            _ => None,
+        }
+    }
+    // Some(b): the condition is known to be b.
+    fn known(e: &Expr) -> Option<bool> {
+        let ExprKind::Binary { op, lhs, rhs } = &e.kind else {
+            return None;
+        };
+        let (a, b) = (number(lhs)?, number(rhs)?);
+        Some(match op {
+            BinOp::Lt => a < b,
+            BinOp::Le => a <= b,
+            BinOp::Gt => a > b,
+            BinOp::Ge => a >= b,
+            BinOp::Eq => a == b,
+            BinOp::Ne => a != b,
+            _ => return None,
+        })
+    }
+    match known(&e) {
+        Some(false) => return None,
+        // Always singular: kept as written (it has no variable to test).
+        Some(true) => return Some(e),
+        None => {}
+    }
+    let ExprKind::Binary {
+        op: BinOp::And,
+        lhs,
+        rhs,
+    } = &e.kind
+    else {
+        return Some(e);
+    };
+    match (known(lhs), known(rhs)) {
+        (Some(false), _) | (_, Some(false)) => None,
+        (Some(true), _) => fold_known((**rhs).clone()),
+        (_, Some(true)) => fold_known((**lhs).clone()),
+        _ => Some(e),
+    }
+}
+
+/// Keeps the simple statements of `stmts` (at every depth) for which `keep`
+/// holds; the comments of a dropped statement go to the next statement
+/// kept in its list (or the previous one), so none is lost.
+fn retain_simple(stmts: &mut Vec<Stmt>, keep: &mut dyn FnMut(&Stmt) -> bool) {
+    let mut out: Vec<Stmt> = Vec::with_capacity(stmts.len());
+    let mut orphan = Comments::default();
+    for mut s in stmts.drain(..) {
+        let compound = matches!(
+            s.kind,
+            StmtKind::If { .. } | StmtKind::Loop { .. } | StmtKind::Block(_)
+        );
+        if !compound && !keep(&s) {
+            orphan.leading.append(&mut s.comments.leading);
+            // The `--explain` tag names the dropped statement's rule: it
+            // goes with it; a user comment after it stays.
+            if let Some(t) = s.comments.trailing.take() {
+                let user = match t.strip_prefix("/* adjoint/") {
+                    Some(rest) => rest.split_once("*/").map_or("", |(_, r)| r).trim(),
+                    None => t.as_str(),
+                };
+                if !user.is_empty() {
+                    orphan.leading.push(user.to_string());
+                }
+            }
+            continue;
+        }
+        match &mut s.kind {
+            StmtKind::If { then, other, .. } => {
+                retain_simple(&mut then.stmts, keep);
+                if let Some(o) = other {
+                    retain_simple(&mut o.stmts, keep);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    retain_simple(init, keep);
+                    retain_simple(step, keep);
+                }
+                retain_simple(&mut body.stmts, keep);
+            }
+            StmtKind::Block(b) => retain_simple(&mut b.stmts, keep),
+            _ => {}
+        }
+        if !orphan.is_empty() {
+            let mut leading = std::mem::take(&mut orphan.leading);
+            leading.append(&mut s.comments.leading);
+            s.comments.leading = leading;
+        }
+        out.push(s);
+    }
+    if !orphan.is_empty()
+        && let Some(last) = out.last_mut()
+    {
+        last.comments.leading.append(&mut orphan.leading);
+    }
+    *stmts = out;
 }
 
 /// Drops assignments to the variables of `dead` (or their fields), and the
@@ -4506,16 +4937,18 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 AVal::Sym(b)
             }
             "call-forward" => {
-                arity(1, &args)?;
+                arity(2, &args)?;
                 let (s, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
                 let StmtKind::Call {
                     result,
                     args: cargs,
+                    callee,
                     ..
                 } = &s.kind
                 else {
                     unreachable!("a call, checked by current_call_sweep")
                 };
+                let cargs = &self.fwd_args(*callee, cargs, &args[1])?;
                 let saved = match result {
                     Some(r) if self.must_save(r) => Some(r.clone()),
                     _ => None,
@@ -4560,10 +4993,16 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let mut code = Vec::new();
                 if head == "call-adjoint" && fused.is_none() {
                     let (_, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
-                    let StmtKind::Call { args: cargs, .. } = &s.kind else {
+                    let StmtKind::Call {
+                        args: cargs,
+                        callee,
+                        ..
+                    } = &s.kind
+                    else {
                         unreachable!("a call, checked by current_call_sweep")
                     };
-                    code.push(self.call_stmt(fwd, cargs.clone(), None));
+                    let fargs = self.fwd_args(*callee, cargs, &args[1])?;
+                    code.push(self.call_stmt(fwd, fargs, None));
                 }
                 let StmtKind::Call { result, callee, .. } = &s.kind else {
                     unreachable!("a call, checked by current_call_sweep")
@@ -4613,8 +5052,9 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             }
             "joint-procedure" => {
                 arity(3, &args)?;
-                let bwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
-                let fwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let mut bwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let mut fwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                self.drop_unread_restores(&mut fwd, &mut bwd);
                 let mut params = self.params_of(&args[0])?;
                 if let Some(r) = self.result_adjoint {
                     params.push(r);
@@ -4635,13 +5075,14 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             }
             "split-backward" => {
                 arity(2, &args)?;
-                let bwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
+                let mut bwd = self.code_of(args.pop().unwrap_or(AVal::Code(vec![])))?;
                 let mut params = self.params_of(&args[0])?;
                 if let Some(r) = self.result_adjoint {
                     params.push(r);
                 }
                 let procs = self.aprocs[&self.proc];
                 let mut fwd = self.pending_fwd.take().unwrap_or_default();
+                self.drop_unread_restores(&mut fwd, &mut bwd);
                 if let Some(fused) = procs.fused {
                     // `adjoint/proc-fused`: F then B in one body; B reads
                     // the locals where F left them, so nothing is saved at
@@ -4663,13 +5104,20 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let Some(id) = procs.bwd else {
                     return Ok(AVal::Code(Vec::new()));
                 };
+                let mut elsewhere = String::new();
+                crate::il::visit_stmts(&fwd, &mut |st| {
+                    elsewhere.extend(st.comments.leading.iter().map(|c| c.as_str()));
+                    elsewhere.extend(st.comments.trailing.as_deref());
+                });
+                self.comments_elsewhere = elsewhere;
                 let saved = self.read_in(&bwd);
                 let pops: Vec<Stmt> = saved
                     .iter()
                     .rev()
                     .flat_map(|&s| self.pop_all(&self.var(s)))
                     .collect();
-                self.make_proc(id, params, QualType::void(), bwd, pops, true)?;
+                self.make_proc(id, params.clone(), QualType::void(), bwd, pops, true)?;
+                self.comments_elsewhere.clear();
                 let pushes: Vec<Stmt> = saved
                     .iter()
                     .flat_map(|&s| self.push_all(&self.var(s)))
@@ -4682,14 +5130,32 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 fwd.splice(at..at, pushes);
                 let fid = self.aprocs[&self.proc].fwd.expect("split procs have a fwd");
                 let orig = self.program.proc(self.proc).clone();
-                self.make_proc(
-                    fid,
-                    orig.params.clone(),
-                    orig.ret.clone(),
-                    fwd,
-                    Vec::new(),
-                    false,
-                )?;
+                // `adjoint/fwd-adjoint-pointers`: the forward sweep sets
+                // adjoint pointers from the adjoint pointer parameters
+                // (`pyb = yb`, saved for the backward sweep), or passes
+                // them to a callee's `P_fwd`: it takes those parameters,
+                // each after its primal one, as `P_bwd` does.
+                let mut used = HashSet::new();
+                collect_used(&fwd, &mut used);
+                self.refuse_local_adjoint_addresses(&fwd)?;
+                let needed = self.fwd_needs.get(&self.proc).cloned().unwrap_or_default();
+                let mut fparams = Vec::new();
+                for (i, &s) in orig.params.iter().enumerate() {
+                    fparams.push(s);
+                    let Some(&b) = self.bsyms.get(&s) else {
+                        continue;
+                    };
+                    if !params.contains(&b) {
+                        continue;
+                    }
+                    if used.contains(&b) {
+                        self.fwd_found.entry(self.proc).or_default().insert(i);
+                    }
+                    if needed.contains(&i) {
+                        fparams.push(b);
+                    }
+                }
+                self.make_proc(fid, fparams, orig.ret.clone(), fwd, Vec::new(), false)?;
                 AVal::Code(Vec::new())
             }
             _ => {

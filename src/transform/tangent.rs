@@ -856,6 +856,8 @@ pub(super) fn binop_of(name: &str) -> Option<BinOp> {
         "ge" => Ge,
         "eq" => Eq,
         "ne" => Ne,
+        "and" => And,
+        "or" => Or,
         _ => return None,
     })
 }
@@ -1083,7 +1085,14 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     fn binary(&self, op: BinOp, l: Expr, r: Expr) -> Expr {
         let ty = if matches!(
             op,
-            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Eq | BinOp::Ne
+            BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::And
+                | BinOp::Or
         ) {
             QualType::int()
         } else if is_pointer(&self.out, &l.ty) {
