@@ -296,9 +296,13 @@ fn tangent(
     };
     // The analyses' warnings (possible aliasing, uninitialised reads, heads
     // without dependence) concern the derivatives too; one run of the
-    // analyses serves both their warnings and the rules.
+    // analyses serves both their warnings and the rules. They are printed
+    // only when the output is written: a refusal's error explains itself,
+    // and "analysed as if they did not overlap" before "refused because
+    // they overlap" would contradict it.
     // `--vector`: the scalar tangent, vectorized (`tangent/vector-loop`),
     // written to FILE_dv.c.
+    let mut warnings = String::new();
     let generated = if vector {
         aioli::transform::vector::vector_tangent(
             &loaded.program,
@@ -306,12 +310,12 @@ fn tangent(
             &parsed,
             &rules,
             &opts,
-            &mut |w| eprint!("{}", diag::render(&loaded.sources, w)),
+            &mut |w| warnings.push_str(&diag::render(&loaded.sources, w)),
         )
     } else {
         specialize::analyzed(&loaded.program, &parsed, specialize::Target::Tangent, |a| {
             for w in &a.warnings {
-                eprint!("{}", diag::render(&loaded.sources, w));
+                warnings.push_str(&diag::render(&loaded.sources, w));
             }
             tangent_program(a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources))
         })
@@ -323,6 +327,7 @@ fn tangent(
             return ExitCode::from(1);
         }
     };
+    eprint!("{warnings}");
     write_output(file, out, if vector { "_dv" } else { "_d" }, &text)
 }
 
@@ -359,13 +364,15 @@ fn adjoint_command(
         }
     };
     let structured = aioli::transform::structure::structure_jumps(&loaded.program);
+    // Printed only when the output is written, as in `tangent`.
+    let mut warnings = String::new();
     let generated = specialize::analyzed(
         &structured,
         &parsed,
         specialize::Target::Adjoint { split },
         |a| {
             for w in &a.warnings {
-                eprint!("{}", diag::render(&loaded.sources, w));
+                warnings.push_str(&diag::render(&loaded.sources, w));
             }
             adjoint_program(a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources))
         },
@@ -377,6 +384,7 @@ fn adjoint_command(
             return ExitCode::from(1);
         }
     };
+    eprint!("{warnings}");
     write_output(file, out, "_b", &text)
 }
 

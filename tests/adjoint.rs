@@ -1346,3 +1346,27 @@ fn comments_of_statements_the_forward_sweep_drops_are_kept() {
         assert!(text.contains(comment), "{comment} is lost:\n{text}");
     }
 }
+
+/// `adjoint/empty-loop`: a forward-sweep loop that slicing emptied is
+/// dropped (the accumulation `s += x[i] * x[i]` no sweep needs), and one
+/// whose final index a later statement reads stays.
+#[test]
+fn emptied_counting_loops_are_dropped() {
+    let path = common::fixture_dir("adjoint").join("dead_passive_init.c");
+    let text = generate(&path, false).unwrap().text;
+    assert_eq!(text.matches("for (").count(), 1, "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("last.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='last(last)/(x)' domain='n=4 x[n]=[0.5,1.5]'\n\
+         double last(int n, const double *x)\n{\n    int i;\n    double s = 0.0;\n    \
+         for (i = 0; i + 1 < n; i++) {\n        s += x[i] * x[i];\n    }\n    \
+         return s + x[i] * x[i];\n}\n",
+    )
+    .unwrap();
+    let g = generate(&path, false).unwrap();
+    assert_eq!(g.text.matches("for (").count(), 2, "{}", g.text);
+    let outcome = check(&path, dir.path(), AdjointCheckOptions::default()).unwrap();
+    assert!(outcome.passed, "{}\n{outcome}", g.text);
+}

@@ -3067,6 +3067,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         });
         self.cancel_junction_saves(&mut all);
         drop_unread_scalars(&mut all, &candidates);
+        drop_empty_loops(&mut all);
         super::share::share_calls(&mut all, self);
         let mut body = all;
         let mut used: HashSet<SymId> = HashSet::new();
@@ -3533,6 +3534,121 @@ fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
             return;
         }
         prune_writes(body, &dead);
+    }
+}
+
+/// `adjoint/empty-loop`: a forward-sweep `for` loop whose body the
+/// slicing emptied (`s += x[i] * x[i]` when no sweep needs `s`) is
+/// dropped when it only counts: its header assigns and steps its index
+/// and nothing else, and every read of that index in the procedure sits
+/// in a `for` loop whose header assigns the index first, so no read can
+/// see the value the dropped loop would have left.
+fn drop_empty_loops(body: &mut Vec<Stmt>) {
+    let mut outside = HashSet::new();
+    index_reads_outside_loops(body, &mut Vec::new(), &mut outside);
+    crate::il::rewrite_stmt_lists(body, &mut |list| {
+        list.retain(|s| counting_loop_index(s).is_none_or(|i| outside.contains(&i)));
+    });
+}
+
+/// The index of a `for` loop with an empty body whose header only assigns
+/// and steps that index.
+fn counting_loop_index(s: &Stmt) -> Option<SymId> {
+    let StmtKind::Loop {
+        header: LoopHeader::For { init, step, .. },
+        body,
+    } = &s.kind
+    else {
+        return None;
+    };
+    if !body.stmts.is_empty() {
+        return None;
+    }
+    let assigned = |s: &Stmt| match &s.kind {
+        StmtKind::Assign { lhs, .. } => match lhs.kind {
+            ExprKind::Var(v) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    };
+    let [first] = init.as_slice() else {
+        return None;
+    };
+    let index = assigned(first)?;
+    step.iter()
+        .all(|s| assigned(s) == Some(index))
+        .then_some(index)
+}
+
+/// Variables read outside every `for` loop whose header assigns them
+/// (`covered` holds the indices of the enclosing ones).
+fn index_reads_outside_loops(stmts: &[Stmt], covered: &mut Vec<SymId>, out: &mut HashSet<SymId>) {
+    let note = |e: &Expr, covered: &[SymId], out: &mut HashSet<SymId>| {
+        visit(e, &mut |x| {
+            if let ExprKind::Var(v) = x.kind
+                && !covered.contains(&v)
+            {
+                out.insert(v);
+            }
+        });
+    };
+    for s in stmts {
+        match &s.kind {
+            StmtKind::Loop {
+                header: LoopHeader::For { init, cond, step },
+                body,
+            } => {
+                index_reads_outside_loops(init, covered, out);
+                let index = init.iter().find_map(|s| match &s.kind {
+                    StmtKind::Assign { lhs, .. } => match lhs.kind {
+                        ExprKind::Var(v) => Some(v),
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                covered.extend(index);
+                if let Some(c) = cond {
+                    note(c, covered, out);
+                }
+                index_reads_outside_loops(step, covered, out);
+                index_reads_outside_loops(&body.stmts, covered, out);
+                if index.is_some() {
+                    covered.pop();
+                }
+            }
+            _ => {
+                let lhs = match &s.kind {
+                    StmtKind::Assign { lhs, .. } => Some(lhs),
+                    StmtKind::Call {
+                        result: Some(r), ..
+                    } => Some(r),
+                    _ => None,
+                };
+                for e in super::names::stmt_exprs(s) {
+                    if lhs.is_some_and(|l| std::ptr::eq(l, e)) && var_path_root(e).is_some() {
+                        continue;
+                    }
+                    note(e, covered, out);
+                }
+                match &s.kind {
+                    StmtKind::If { then, other, .. } => {
+                        index_reads_outside_loops(&then.stmts, covered, out);
+                        if let Some(o) = other {
+                            index_reads_outside_loops(&o.stmts, covered, out);
+                        }
+                    }
+                    StmtKind::Loop { body, .. } | StmtKind::Block(body) => {
+                        index_reads_outside_loops(&body.stmts, covered, out)
+                    }
+                    StmtKind::Switch { cases, .. } => {
+                        for c in cases {
+                            index_reads_outside_loops(&c.body, covered, out);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
     }
 }
 

@@ -75,19 +75,31 @@ impl DiffSets {
             let Some(f) = a.facts.get(&p) else { continue };
             for (z, place) in f.pts_before.iter().flatten().chain(f.exit_pts.iter()) {
                 let info = a.locs.zone(*z);
-                let ObjKind::Var(sym) = a.locs.object(info.obj).kind else {
-                    continue;
-                };
-                if info.path.is_empty() {
+                if info.path.is_empty()
+                    || !a
+                        .locs
+                        .place_zones(*place)
+                        .iter()
+                        .any(|t| a.diff_zones.contains(t))
+                {
                     continue;
                 }
-                if a.locs
-                    .place_zones(*place)
-                    .iter()
-                    .any(|t| a.diff_zones.contains(t))
-                {
-                    d.syms.insert(sym);
-                    mark_path(program, &program.sym(sym).ty, &info.path, &mut d.fields);
+                match &a.locs.object(info.obj).kind {
+                    ObjKind::Var(sym) => {
+                        d.syms.insert(*sym);
+                        mark_path(program, &program.sym(*sym).ty, &info.path, &mut d.fields);
+                    }
+                    // A heap array of such structs (`r[0].src = &x[1]`
+                    // with `r` from malloc): the pointers it is stored
+                    // into get derivative pointers to a `T_d` buffer.
+                    ObjKind::Heap { proc, stmt, .. } => {
+                        let (elem, target) = alloc_elem(program, *proc, *stmt);
+                        d.syms.extend(target);
+                        if let Some(elem) = elem {
+                            mark_path(program, &elem, &info.path, &mut d.fields);
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
