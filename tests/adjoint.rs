@@ -1370,3 +1370,26 @@ fn emptied_counting_loops_are_dropped() {
     let outcome = check(&path, dir.path(), AdjointCheckOptions::default()).unwrap();
     assert!(outcome.passed, "{}\n{outcome}", g.text);
 }
+
+/// `drop_unread_scalars` (`adjoint/proc-fused`): a callee's local struct
+/// whose array member is only stored, for the `return c` the fused `P_b`
+/// drops, is not computed (it was, and gcc warned "set but not used").
+#[test]
+fn locals_only_stored_for_a_dropped_return_are_not_computed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mk.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='f(f)/(x)' domain='x=[0.5,1.5]'\n\
+         typedef struct {\n    double v[2];\n} P2;\n\
+         static P2 mk(double x)\n{\n    P2 c;\n    c.v[0] = x * x;\n    c.v[1] = 2.0 * x;\n    return c;\n}\n\
+         double f(double x)\n{\n    P2 p = mk(x);\n    return p.v[0] + p.v[1] * x;\n}\n",
+    )
+    .unwrap();
+    let g = generate(&path, false).unwrap();
+    let mk_b = &g.text[g.text.find("mk_b(").unwrap()..];
+    let mk_b = &mk_b[..mk_b.find("\n}\n").unwrap()];
+    assert!(!mk_b.contains("c.v[0] = x * x"), "{}", g.text);
+    let outcome = check(&path, dir.path(), AdjointCheckOptions::default()).unwrap();
+    assert!(outcome.passed, "{}\n{outcome}", g.text);
+}

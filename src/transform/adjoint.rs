@@ -3520,8 +3520,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     }
 }
 
-/// Removes what the forward sweep writes into hoisted scalars that nothing
-/// reads (their readers were sliced away): `t = f_fwd(x)` keeps the call.
+/// Removes what the forward sweep writes into hoisted variables that
+/// nothing reads (their readers were sliced away): scalars, and local
+/// arrays and structs whose parts are only stored (`c.v[0] = x * x` when
+/// the fused `P_b` drops `return c`); `t = f_fwd(x)` keeps the call.
 fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
     // Until nothing changes: dropping `r = 1.0 + t` leaves `t` unread.
     let mut dead: HashSet<SymId> = HashSet::new();
@@ -3681,25 +3683,55 @@ fn reads(stmts: &[Stmt], out: &mut HashSet<SymId>) {
 fn reads_but_self_updates(stmts: &[Stmt], out: &mut HashSet<SymId>) {
     crate::il::visit_stmts(stmts, &mut |s| {
         let (skip, own) = match &s.kind {
-            StmtKind::Assign { lhs, .. } => (Some(lhs), var_path_root(lhs)),
+            StmtKind::Assign { lhs, .. } => (Some(lhs), store_root(lhs)),
             StmtKind::Call {
                 result: Some(r), ..
             } => (Some(r), None),
             _ => (None, None),
         };
+        let mut note = |x: &Expr| {
+            if let ExprKind::Var(v) = x.kind
+                && Some(v) != own
+            {
+                out.insert(v);
+            }
+        };
         for e in super::names::stmt_exprs(s) {
-            if skip.is_some_and(|k| std::ptr::eq(k, e)) && var_path_root(e).is_some() {
+            if skip.is_some_and(|k| std::ptr::eq(k, e)) {
+                store_reads(e, &mut note);
                 continue;
             }
-            visit(e, &mut |x| {
-                if let ExprKind::Var(v) = x.kind
-                    && Some(v) != own
-                {
-                    out.insert(v);
-                }
-            });
+            visit(e, &mut note);
         }
     });
+}
+
+/// The variable a store writes part of when it writes the variable's own
+/// memory: `v`, `v.f`, `a[i]`, `c.v[0]` of a local array or struct, not
+/// `p[i]` through a pointer.
+fn store_root(e: &Expr) -> Option<SymId> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Field { base, .. } => store_root(base),
+        ExprKind::Index { base, .. } if matches!(base.ty.ty, Type::Array { .. }) => {
+            store_root(base)
+        }
+        _ => None,
+    }
+}
+
+/// What a store's target reads: the indices along the path of a
+/// `store_root` target, everything for another target.
+fn store_reads(e: &Expr, note: &mut impl FnMut(&Expr)) {
+    match &e.kind {
+        ExprKind::Var(_) => {}
+        ExprKind::Field { base, .. } if store_root(base).is_some() => store_reads(base, note),
+        ExprKind::Index { base, index } if store_root(e).is_some() => {
+            store_reads(base, note);
+            visit(index, note);
+        }
+        _ => visit(e, note),
+    }
 }
 
 /// Variables `stmts` may read before writing them (upward-exposed reads),
@@ -3926,7 +3958,7 @@ fn retain_simple(stmts: &mut Vec<Stmt>, keep: &mut dyn FnMut(&Stmt) -> bool) {
 /// Drops assignments to the variables of `dead` (or their fields), and the
 /// results of calls stored into them.
 fn prune_writes(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
-    let is_dead = |e: &Expr| var_path_root(e).is_some_and(|v| dead.contains(&v));
+    let is_dead = |e: &Expr| store_root(e).is_some_and(|v| dead.contains(&v));
     stmts.retain(|s| !matches!(&s.kind, StmtKind::Assign { lhs, .. } if is_dead(lhs)));
     for s in stmts.iter_mut() {
         match &mut s.kind {
