@@ -543,6 +543,33 @@ pub(crate) fn holds_real_pointer(program: &Program, ty: &Type, depth: usize) -> 
 /// memory with derivatives (`double *p = make(x)`): the derivative
 /// pointer would have to come back too, which CONTRACT §3 has no place
 /// for. Refused at the procedure, rather than differentiated wrongly.
+/// The first call statement in `procs` (in order, each body in source
+/// order) for which `pick` holds: its location and callee.
+fn first_call(
+    program: &Program,
+    procs: &[ProcId],
+    pick: impl Fn(&crate::il::Stmt) -> bool,
+) -> Option<(crate::front::source::Span, ProcId)> {
+    for &p in procs {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        let mut found = None;
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if found.is_none()
+                && pick(s)
+                && let StmtKind::Call { callee, .. } = &s.kind
+            {
+                found = Some((s.span, *callee));
+            }
+        });
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
 pub(crate) fn refuse_pointer_results(
     program: &Program,
     diff: &DiffSets,
@@ -558,28 +585,20 @@ pub(crate) fn refuse_pointer_results(
             ),
         ))
     };
-    for &p in procs {
-        let Some(body) = &program.proc(p).body else {
-            continue;
-        };
-        let mut found = None;
-        crate::il::visit_stmts(&body.stmts, &mut |s| {
-            if let StmtKind::Call {
-                callee,
-                result: Some(r),
-                ..
-            } = &s.kind
-                && found.is_none()
-                && is_pointer(program, &r.ty)
+    let stores_pointer = |s: &crate::il::Stmt| match &s.kind {
+        StmtKind::Call {
+            callee,
+            result: Some(r),
+            ..
+        } => {
+            is_pointer(program, &r.ty)
                 && program.proc(*callee).body.is_some()
                 && root_sym(r).is_some_and(|v| diff.syms.contains(&v))
-            {
-                found = Some((s.span, *callee));
-            }
-        });
-        if let Some((span, callee)) = found {
-            return refuse(span, callee);
         }
+        _ => false,
+    };
+    if let Some((span, callee)) = first_call(program, procs, stores_pointer) {
+        return refuse(span, callee);
     }
     let mut procs_with_results: Vec<ProcId> = diff.results.iter().copied().collect();
     procs_with_results.sort();
@@ -591,36 +610,28 @@ pub(crate) fn refuse_pointer_results(
     // A struct result holding a pointer to reals (`Vec v = vec_new(n)`):
     // the analyses do not carry the address it holds from the callee to
     // the caller, so what the caller writes through it would be lost.
-    for &p in procs {
-        let Some(body) = &program.proc(p).body else {
-            continue;
-        };
-        let mut found = None;
-        crate::il::visit_stmts(&body.stmts, &mut |s| {
-            if let StmtKind::Call {
-                callee,
-                result: Some(_),
-                ..
-            } = &s.kind
-                && found.is_none()
-                && program.proc(*callee).body.is_some()
+    let returns_struct_pointer = |s: &crate::il::Stmt| match &s.kind {
+        StmtKind::Call {
+            callee,
+            result: Some(_),
+            ..
+        } => {
+            program.proc(*callee).body.is_some()
                 && !is_pointer(program, &program.proc(*callee).ret)
                 && holds_real_pointer(program, &program.proc(*callee).ret.ty, 0)
-            {
-                found = Some((s.span, *callee));
-            }
-        });
-        if let Some((span, callee)) = found {
-            return Err(crate::front::diag::Diagnostic::error(
-                span,
-                format!(
-                    "'{}' returns a struct holding a pointer to reals; aioli does not follow \
-                     addresses from a callee's result to its caller yet (fill the struct in the \
-                     caller, or pass the buffer as a parameter)",
-                    program.proc(callee).name
-                ),
-            ));
         }
+        _ => false,
+    };
+    if let Some((span, callee)) = first_call(program, procs, returns_struct_pointer) {
+        return Err(crate::front::diag::Diagnostic::error(
+            span,
+            format!(
+                "'{}' returns a struct holding a pointer to reals; aioli does not follow \
+                 addresses from a callee's result to its caller yet (fill the struct in the \
+                 caller, or pass the buffer as a parameter)",
+                program.proc(callee).name
+            ),
+        ));
     }
     Ok(())
 }
