@@ -469,9 +469,10 @@ pub(crate) struct InoutSolution {
 }
 
 /// The locals `warn/uninit` watches: scalars and structs the procedure
-/// declares itself. Not arrays: a loop that fills one may, as far as the
-/// analysis knows, run no iteration, and every array filled by a loop
-/// would be warned about.
+/// declares itself. Not arrays, nor the array members of a struct (atoms,
+/// `loc/atom`): a loop that fills one may, as far as the analysis knows,
+/// run no iteration, and every array filled by a loop would be warned
+/// about.
 fn uninit_candidates(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Set {
     f.zones
         .iter()
@@ -484,6 +485,7 @@ fn uninit_candidates(locs: &Locs, f: &ProcFacts<'_>, program: &Program) -> Set {
                     o.owner == Some(f.proc)
                         && sym.kind == crate::il::SymKind::Local
                         && !matches!(program.resolve(&sym.ty.ty), crate::il::Type::Array { .. })
+                        && !locs.zone(z).atom
                 }
                 _ => false,
             }
