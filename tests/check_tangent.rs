@@ -715,3 +715,29 @@ fn several_heads_share_one_domain() {
         "{text}"
     );
 }
+
+/// A tangent that forgot a derivative field (`Grid_d` without `u`, the
+/// data behind the struct's pointer member) fails: the check perturbs
+/// every real element of the independents, not only those the tangent
+/// has derivatives for, so divided differences see what it left out.
+#[test]
+fn a_forgotten_derivative_field_fails() {
+    let r = check("grid");
+    assert!(r.passed, "{r}");
+    let dir = tempfile::tempdir().unwrap();
+    let right = std::fs::read_to_string(fixture("grid_d.c")).unwrap();
+    let forgot = right
+        .replace(
+            "typedef struct {\n    double w;\n    double *u;\n} Grid_d;",
+            "typedef struct {\n    double w;\n} Grid_d;",
+        )
+        .replace(
+            "(gd->w * g->u[0] + g->w * gd->u[0]) * g->u[1] + g->w * g->u[0] * gd->u[1]",
+            "gd->w * g->u[0] * g->u[1]",
+        );
+    assert_ne!(forgot, right);
+    let tangent = dir.path().join("grid_d.c");
+    std::fs::write(&tangent, forgot).unwrap();
+    let r = check_with("grid", tangent.to_str().unwrap(), &options()).unwrap();
+    assert!(!r.passed, "{r}");
+}

@@ -1455,6 +1455,27 @@ pub(crate) fn field_buffer(prefix: &str, i: usize, k: usize, nslots: usize, slot
 }
 
 /// The real elements of parameter `i` (see [`Group`]).
+/// The independents' elements the check perturbs: those with a
+/// derivative, and also those without one (a field left out of `T_d`)
+/// that are not dependents too. The tangent takes the direction of the
+/// latter as having no effect, so divided differences catch a derivative
+/// the tool forgot (`g->u[i]` read through a struct pointer); a field
+/// that is both, and that no statement touches (`p.stamp`), would only
+/// show its own identity, which `T_d` leaves out by design (CONTRACT §2).
+pub(crate) fn directed_groups(independents: &[Group], deps: &[DepPlan]) -> Vec<Group> {
+    independents
+        .iter()
+        .filter(|g| {
+            g.deriv.is_some()
+                || !deps
+                    .iter()
+                    .flat_map(|d| &d.groups)
+                    .any(|dg| dg.label == g.label)
+        })
+        .cloned()
+        .collect()
+}
+
 pub(crate) fn param_groups(
     dp: &str,
     i: usize,
@@ -2273,12 +2294,8 @@ pub(crate) fn build_plan(
     }
     .or_else(|| result_c.clone());
     let independents = b.independents(head)?;
-    let directed = independents
-        .iter()
-        .filter(|g| g.deriv.is_some())
-        .cloned()
-        .collect();
     let deps = b.dependents(head, result)?;
+    let directed = directed_groups(&independents, &deps);
     let (f_call, fd_call) = b.calls(result_c.is_some());
     let original_decls = b.original_decls()?;
     let precision = Precision::of(original, head.proc);
@@ -3009,8 +3026,10 @@ pub(crate) fn driver_source(
     out.push_str("    aioli_zero_derivatives();\n");
     let mut offset = 0;
     for g in &plan.directed {
-        for_each(&mut out, g, offset, |_, _, d, i| {
-            format!("{} = aioli_dir[{i}];", d.unwrap_or("(void)0"))
+        for_each(&mut out, g, offset, |_, _, d, i| match d {
+            Some(d) => format!("{d} = aioli_dir[{i}];"),
+            // No derivative: the direction only perturbs the primal.
+            None => format!("(void)aioli_dir[{i}];"),
         });
         offset += g.len();
     }

@@ -382,7 +382,12 @@ pub fn check_tangent(
         &inputs[0],
         &global_entries,
     )?;
-    let ndir: usize = plan.directed.iter().map(Group::len).sum();
+    let ndir: usize = plan
+        .directed
+        .iter()
+        .filter(|g| g.deriv.is_some())
+        .map(Group::len)
+        .sum();
     let points = draw_points(program, f, &plan, inputs, options.seed)?;
 
     let tangent_decls = declarations_of(
