@@ -37,7 +37,7 @@ pub const BUNDLED_RULES: &[(&str, &str)] = &[
 ];
 
 /// Iterations of the search before it stops. `simplify/limits`
-pub const ITERATION_LIMIT: usize = 16;
+pub const ITERATION_LIMIT: usize = 8;
 /// E-nodes of the e-graph (its hash-cons, pruned nodes included) before
 /// the search stops. `simplify/limits`
 pub const NODE_LIMIT: usize = 10_000;
