@@ -469,17 +469,19 @@ fn check(
     };
     // With several heads, each takes the entries naming its parameters;
     // an entry naming a parameter of none of them is an error.
+    let has_param = |h: &aioli::analysis::head::Head, name: &str| {
+        let program = &loaded.program;
+        program
+            .proc(h.proc)
+            .params
+            .iter()
+            .any(|&s| program.sym(s).name == name)
+    };
     if parsed.len() > 1
-        && let Some(e) = dom.entries.iter().find(|e| {
-            !parsed.iter().any(|h| {
-                loaded
-                    .program
-                    .proc(h.proc)
-                    .params
-                    .iter()
-                    .any(|&s| loaded.program.sym(s).name == e.param)
-            })
-        })
+        && let Some(e) = dom
+            .entries
+            .iter()
+            .find(|e| !parsed.iter().any(|h| has_param(h, &e.param)))
     {
         eprintln!(
             "{}: error: --domain names '{}', which is a parameter of no head",
@@ -492,16 +494,11 @@ fn check(
         if parsed.len() == 1 {
             return dom.clone();
         }
-        let params = &loaded.program.proc(h.proc).params;
         Domain {
             entries: dom
                 .entries
                 .iter()
-                .filter(|e| {
-                    params
-                        .iter()
-                        .any(|&s| loaded.program.sym(s).name == e.param)
-                })
+                .filter(|e| has_param(h, &e.param))
                 .cloned()
                 .collect(),
         }

@@ -438,8 +438,6 @@ impl Locs {
         self.by_result.get(&proc).copied()
     }
 
-    /// The target object of interface pointer zone `z` in `proc`, or of a
-    /// global pointer.
     /// Every zone of object `o` and of the targets its pointers reach in
     /// `proc`, through every level of pointers (`g->u[i]`, `a[i][j]`), as
     /// deep as the targets go: the pointer zones themselves included.
@@ -462,6 +460,8 @@ impl Locs {
         zones
     }
 
+    /// The target object of interface pointer zone `z` in `proc`, or of a
+    /// global pointer.
     pub fn target(&self, proc: ProcId, z: Zone) -> Option<Obj> {
         self.by_target
             .get(&(Some(proc), z))

@@ -1454,7 +1454,6 @@ pub(crate) fn field_buffer(prefix: &str, i: usize, k: usize, nslots: usize, slot
     format!("aioli_{prefix}{i}_b{}", k * nslots + slot)
 }
 
-/// The real elements of parameter `i` (see [`Group`]).
 /// The independents' elements the check perturbs: those with a
 /// derivative, and also those without one (a field left out of `T_d`)
 /// that are not dependents too. The tangent takes the direction of the
@@ -1476,6 +1475,7 @@ pub(crate) fn directed_groups(independents: &[Group], deps: &[DepPlan]) -> Vec<G
         .collect()
 }
 
+/// The real elements of parameter `i` (see [`Group`]).
 pub(crate) fn param_groups(
     dp: &str,
     i: usize,

@@ -332,6 +332,23 @@ pub enum BinOp {
     Shr,
 }
 
+impl BinOp {
+    /// Comparisons and `&&`, `||`: C gives them type `int`, value 0 or 1.
+    pub fn is_truth_valued(self) -> bool {
+        matches!(
+            self,
+            BinOp::Lt
+                | BinOp::Le
+                | BinOp::Gt
+                | BinOp::Ge
+                | BinOp::Eq
+                | BinOp::Ne
+                | BinOp::And
+                | BinOp::Or
+        )
+    }
+}
+
 /// Pure library functions, called inside expressions. Everything in
 /// CONTRACT §4's `<math.h>` list plus the integer `abs`. `il/intrinsic`
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

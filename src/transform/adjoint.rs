@@ -1171,17 +1171,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     }
 
     fn binary(&self, op: BinOp, l: Expr, r: Expr) -> Expr {
-        let ty = if matches!(
-            op,
-            BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-                | BinOp::Eq
-                | BinOp::Ne
-                | BinOp::And
-                | BinOp::Or
-        ) {
+        let ty = if op.is_truth_valued() {
             QualType::int()
         } else if is_pointer(&self.out, &l.ty) {
             l.ty.clone()
@@ -3566,20 +3556,24 @@ fn counting_loop_index(s: &Stmt) -> Option<SymId> {
     if !body.stmts.is_empty() {
         return None;
     }
-    let assigned = |s: &Stmt| match &s.kind {
+    let [first] = init.as_slice() else {
+        return None;
+    };
+    let index = assigned_var(first)?;
+    step.iter()
+        .all(|s| assigned_var(s) == Some(index))
+        .then_some(index)
+}
+
+/// The variable a statement assigns as a whole (`i = 0`, `i += 2`).
+fn assigned_var(s: &Stmt) -> Option<SymId> {
+    match &s.kind {
         StmtKind::Assign { lhs, .. } => match lhs.kind {
             ExprKind::Var(v) => Some(v),
             _ => None,
         },
         _ => None,
-    };
-    let [first] = init.as_slice() else {
-        return None;
-    };
-    let index = assigned(first)?;
-    step.iter()
-        .all(|s| assigned(s) == Some(index))
-        .then_some(index)
+    }
 }
 
 /// Variables read outside every `for` loop whose header assigns them
@@ -3601,13 +3595,7 @@ fn index_reads_outside_loops(stmts: &[Stmt], covered: &mut Vec<SymId>, out: &mut
                 body,
             } => {
                 index_reads_outside_loops(init, covered, out);
-                let index = init.iter().find_map(|s| match &s.kind {
-                    StmtKind::Assign { lhs, .. } => match lhs.kind {
-                        ExprKind::Var(v) => Some(v),
-                        _ => None,
-                    },
-                    _ => None,
-                });
+                let index = init.iter().find_map(assigned_var);
                 covered.extend(index);
                 if let Some(c) = cond {
                     note(c, covered, out);

@@ -507,42 +507,34 @@ impl DiffTypes {
 
 /// Does a value of type `ty` hold a pointer (itself, an element, a field)?
 pub(crate) fn holds_pointer(p: &Program, ty: &Type, depth: usize) -> bool {
-    if depth > 32 {
-        return true;
-    }
-    match p.resolve(ty) {
-        Type::Pointer(_) => true,
-        Type::Array { elem, .. } => holds_pointer(p, &elem.ty, depth + 1),
-        Type::Struct(s) => p
-            .strukt(*s)
-            .fields
-            .iter()
-            .any(|f| holds_pointer(p, &f.ty.ty, depth + 1)),
-        _ => false,
-    }
+    holds_pointer_to(p, ty, depth, &|_| true)
 }
 
 /// Does a value of type `ty` hold a pointer to memory containing reals
 /// (itself, or in a field or element)?
-pub(crate) fn holds_real_pointer(program: &Program, ty: &Type, depth: usize) -> bool {
-    if depth > 8 {
-        return false;
+pub(crate) fn holds_real_pointer(p: &Program, ty: &Type, depth: usize) -> bool {
+    holds_pointer_to(p, ty, depth, &|t| p.contains_real(t))
+}
+
+/// Does a value of type `ty` hold a pointer whose pointee satisfies
+/// `pointee`? Past 32 levels of nesting, yes: the cautious answer for the
+/// refusals that ask.
+fn holds_pointer_to(p: &Program, ty: &Type, depth: usize, pointee: &dyn Fn(&Type) -> bool) -> bool {
+    if depth > 32 {
+        return true;
     }
-    match program.resolve(ty) {
-        Type::Pointer(t) => program.contains_real(&t.ty),
-        Type::Array { elem, .. } => holds_real_pointer(program, &elem.ty, depth + 1),
-        Type::Struct(sid) => program.structs[sid.index()]
+    match p.resolve(ty) {
+        Type::Pointer(t) => pointee(&t.ty),
+        Type::Array { elem, .. } => holds_pointer_to(p, &elem.ty, depth + 1, pointee),
+        Type::Struct(s) => p
+            .strukt(*s)
             .fields
             .iter()
-            .any(|f| holds_real_pointer(program, &f.ty.ty, depth + 1)),
+            .any(|f| holds_pointer_to(p, &f.ty.ty, depth + 1, pointee)),
         _ => false,
     }
 }
 
-/// `adjoint/refuse` (and `tangent/names` in tangent mode): a procedure returning a pointer to
-/// memory with derivatives (`double *p = make(x)`): the derivative
-/// pointer would have to come back too, which CONTRACT §3 has no place
-/// for. Refused at the procedure, rather than differentiated wrongly.
 /// The first call statement in `procs` (in order, each body in source
 /// order) for which `pick` holds: its location and callee.
 fn first_call(
@@ -570,6 +562,10 @@ fn first_call(
     None
 }
 
+/// `adjoint/refuse` (and `tangent/names` in tangent mode): a procedure returning a pointer to
+/// memory with derivatives (`double *p = make(x)`): the derivative
+/// pointer would have to come back too, which CONTRACT §3 has no place
+/// for. Refused at the procedure, rather than differentiated wrongly.
 pub(crate) fn refuse_pointer_results(
     program: &Program,
     diff: &DiffSets,

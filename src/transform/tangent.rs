@@ -149,21 +149,8 @@ pub(crate) fn refuse_overlapping_calls(
             let Some(callee) = site.callee else { continue };
             // Overlap matters only if the callee writes through one of the
             // overlapping arguments (`mul(c, x, x)` only reads x twice).
-            let writes_through = |k: usize| {
-                let Some(&formal) = program.proc(callee).params.get(k) else {
-                    return false;
-                };
-                let formal = a.locs.of_sym(formal);
-                a.summaries.get(&callee).is_some_and(|sm| {
-                    sm.writes.iter().any(|&z| {
-                        matches!(
-                            a.locs.object(a.locs.zone(z).obj).kind,
-                            ObjKind::Target { proc: Some(q), pointer }
-                                if q == callee && a.locs.zone(pointer).obj == formal
-                        )
-                    })
-                })
-            };
+            let writes_through =
+                |k: usize| writes_through_formal(a, callee, k).is_some_and(|w| !w.is_empty());
             // A formal only ever used as `*p` designates one element
             // (`loc/target`, not an atom): two such formals overlap only
             // at the same address (`rotate(&x[0], &x[n - 1])` with n > 1
@@ -202,6 +189,30 @@ pub(crate) fn refuse_overlapping_calls(
     Ok(())
 }
 
+/// The zones `callee` writes in the memory its formal `k` points to at
+/// entry (its target, `loc/target`), from its summary; `None` when it has
+/// no summary (no body), empty when it has no formal `k`.
+fn writes_through_formal(a: &Analysis<'_>, callee: ProcId, k: usize) -> Option<Vec<Zone>> {
+    let sm = a.summaries.get(&callee)?;
+    let Some(&formal) = a.program.proc(callee).params.get(k) else {
+        return Some(Vec::new());
+    };
+    let formal = a.locs.of_sym(formal);
+    Some(
+        sm.writes
+            .iter()
+            .copied()
+            .filter(|&z| {
+                matches!(
+                    a.locs.object(a.locs.zone(z).obj).kind,
+                    ObjKind::Target { proc: Some(q), pointer }
+                        if q == callee && a.locs.zone(pointer).obj == formal
+                )
+            })
+            .collect(),
+    )
+}
+
 /// `warn/alias`, certain case with a global, refused in both modes.
 pub(crate) fn refuse_global_address_calls(
     a: &Analysis<'_>,
@@ -226,21 +237,10 @@ pub(crate) fn refuse_global_address_calls(
             if !a.is_active_call(p, stmt.id) {
                 continue;
             }
-            // What the callee writes through formal k, which receives the
-            // global's address.
-            let writes_through_param = |k: usize| {
-                let Some(&formal) = program.proc(callee).params.get(k) else {
-                    return false;
-                };
-                let formal = a.locs.of_sym(formal);
-                sm.writes.iter().any(|&z| {
-                    matches!(
-                        a.locs.object(a.locs.zone(z).obj).kind,
-                        ObjKind::Target { proc: Some(q), pointer }
-                            if q == callee && a.locs.zone(pointer).obj == formal
-                    )
-                })
-            };
+            // Whether the callee writes through formal k, which receives
+            // the global's address.
+            let writes_through_param =
+                |k: usize| writes_through_formal(a, callee, k).is_some_and(|w| !w.is_empty());
             for (k, sym) in global_addresses(stmt) {
                 if program.sym(sym).kind != SymKind::Global {
                     continue;
@@ -316,18 +316,11 @@ pub(crate) fn refuse_untracked_pointers(
                     continue;
                 }
                 let stores_pointer = !pointer_to_real(ty);
-                let Some(&formal) = program.proc(callee).params.get(k) else {
+                if k >= program.proc(callee).params.len() {
                     continue;
-                };
-                let formal = a.locs.of_sym(formal);
-                let writes = match a.summaries.get(&callee) {
-                    Some(sm) => sm.writes.iter().any(|&z| {
-                        matches!(
-                            a.locs.object(a.locs.zone(z).obj).kind,
-                            ObjKind::Target { proc: Some(q), pointer }
-                                if q == callee && a.locs.zone(pointer).obj == formal
-                        ) && (!stores_pointer || a.locs.zone(z).pointer)
-                    }),
+                }
+                let writes = match writes_through_formal(a, callee, k) {
+                    Some(w) => w.iter().any(|&z| !stores_pointer || a.locs.zone(z).pointer),
                     // Without a body: any non-const pointer parameter.
                     None => true,
                 };
@@ -1083,17 +1076,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     fn binary(&self, op: BinOp, l: Expr, r: Expr) -> Expr {
-        let ty = if matches!(
-            op,
-            BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-                | BinOp::Eq
-                | BinOp::Ne
-                | BinOp::And
-                | BinOp::Or
-        ) {
+        let ty = if op.is_truth_valued() {
             QualType::int()
         } else if is_pointer(&self.out, &l.ty) {
             l.ty.clone()

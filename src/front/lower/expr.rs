@@ -1889,17 +1889,7 @@ fn zero(span: Span) -> Expr {
 /// Is this expression's value already 0 or 1 (a comparison, `!`, `&&`, `||`)?
 fn is_truth_value(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Binary { op, .. } => matches!(
-            op,
-            BinOp::Lt
-                | BinOp::Le
-                | BinOp::Gt
-                | BinOp::Ge
-                | BinOp::Eq
-                | BinOp::Ne
-                | BinOp::And
-                | BinOp::Or
-        ),
+        ExprKind::Binary { op, .. } => op.is_truth_valued(),
         ExprKind::Unary { op, .. } => *op == crate::il::UnOp::Not,
         _ => false,
     }
