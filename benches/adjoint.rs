@@ -13,7 +13,8 @@
 //!
 //! Prints `adjoint_median_ra=X` and `adjoint_50k_seconds=Y` for CI logs.
 //! Run with `cargo bench --bench adjoint` (`AIOLI_BENCH_SIZES=1000`
-//! overrides the sizes, `AIOLI_BENCH_RA=0` skips the R_a part).
+//! overrides the sizes, `AIOLI_BENCH_RA=0` skips the R_a part,
+//! `AIOLI_BENCH_KEEP=DIR` keeps the drivers).
 
 use aioli::analysis::parse_head;
 use aioli::cgen::realistic_c;
@@ -52,9 +53,19 @@ fn ra_of(path: &Path, work: &Path, split: bool) -> Result<Option<(f64, f64, Opti
     std::fs::write(&b_path, b).map_err(|e| e.to_string())?;
     std::fs::write(&d_path, d).map_err(|e| e.to_string())?;
     let domain = Domain::parse(&cfg.domain).map_err(|e| e.to_string())?;
+    // AIOLI_BENCH_KEEP=DIR keeps each fixture's driver and objects in
+    // DIR/STEM (DIR/STEM_split with --split), to look into a ratio.
+    let keep_dir = std::env::var_os("AIOLI_BENCH_KEEP").map(|d| {
+        Path::new(&d).join(if split {
+            format!("{stem}_split")
+        } else {
+            stem.clone()
+        })
+    });
     let options = AdjointCheckOptions {
         points: 1,
         time_budget_ms: 300,
+        keep_dir,
         ..AdjointCheckOptions::default()
     };
     let r = check_adjoint(

@@ -397,6 +397,116 @@ int main(void) {
     );
 }
 
+/// The fast paths keep no statistics but a count of bytes popped; the
+/// rest is derived when asked for. A random walk in runs (so that peaks
+/// are reached, left and reached again, within a block and across blocks
+/// and control words) checks the derived figures against a model kept by
+/// the program, at moments far apart so that the check itself does not
+/// refresh the runtime's state every step, and across resets.
+#[test]
+fn statistics_match_a_model_over_a_random_walk() {
+    run_ok(
+        r#"
+static unsigned long long rng = 0x9E3779B97F4A7C15ULL;
+static unsigned long long next(void) {
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return rng;
+}
+#define MAXDEPTH 300000
+static unsigned char kind[MAXDEPTH];
+static int width[MAXDEPTH];
+static unsigned char buf[70000];
+/* The model: bytes of values and control bits pushed since the reset,
+ * now on the stack, and the peak of the size since the reset. */
+static size_t m_pushed, m_bits, m_data, m_cur_bits, m_peak;
+static size_t bytes(size_t bits) { return bits / 8 + (bits % 8 != 0); }
+static void note(void) {
+    size_t size = m_data + bytes(m_cur_bits);
+    if (size > m_peak) m_peak = size;
+}
+static size_t value_size(int k, long i) {
+    switch (k) {
+    case 0: return 8;
+    case 1: return 4;
+    case 2: return sizeof(int);
+    case 3: return sizeof(long);
+    case 4: return sizeof(void *);
+    default: return (size_t)width[i];
+    }
+}
+static void push(long i) {
+    int k = (int)(next() % 7);
+    kind[i] = (unsigned char)k;
+    if (k == 5) {
+        width[i] = 1 + (int)(next() % 16);
+        aioli_push_control(0, width[i]);
+        m_bits += (size_t)width[i];
+        m_cur_bits += (size_t)width[i];
+    } else {
+        if (k == 6) width[i] = next() % 50 == 0 ? 66000 : (int)(next() % 40);
+        switch (k) {
+        case 0: aioli_push_real8(1.0); break;
+        case 1: aioli_push_real4(1.0f); break;
+        case 2: aioli_push_int(1); break;
+        case 3: aioli_push_long(1); break;
+        case 4: aioli_push_pointer(buf); break;
+        default: aioli_push_array(buf, (size_t)width[i]); break;
+        }
+        m_pushed += value_size(k, i);
+        m_data += value_size(k, i);
+    }
+    note();
+}
+static void pop(long i) {
+    switch (kind[i]) {
+    case 0: (void)aioli_pop_real8(); break;
+    case 1: (void)aioli_pop_real4(); break;
+    case 2: (void)aioli_pop_int(); break;
+    case 3: (void)aioli_pop_long(); break;
+    case 4: (void)aioli_pop_pointer(); break;
+    case 5: (void)aioli_pop_control(width[i]); m_cur_bits -= (size_t)width[i]; return;
+    default: aioli_pop_array(buf, (size_t)width[i]); break;
+    }
+    m_data -= value_size(kind[i], i);
+}
+static void expect(long step) {
+    size_t pushed = 0, peak = 0;
+    aioli_stack_stats(&pushed, &peak);
+    if (pushed != m_pushed + bytes(m_bits) || peak != m_peak) {
+        fprintf(stderr, "step %ld: %lu pushed, peak %lu; the model says %lu, %lu\n", step,
+                (unsigned long)pushed, (unsigned long)peak,
+                (unsigned long)(m_pushed + bytes(m_bits)), (unsigned long)m_peak);
+        exit(1);
+    }
+}
+int main(void) {
+    long depth = 0, step, run;
+    for (step = 0; step < 4000; step++) {
+        int up = depth == 0 || (depth < MAXDEPTH - 1000 && next() % 2 == 0);
+        long len = (long)(next() % 600);
+        for (run = 0; run < len; run++) {
+            if (up) push(depth++);
+            else if (depth > 0) pop(--depth);
+        }
+        if (next() % 16 == 0) expect(step);
+        if (next() % 97 == 0) {
+            aioli_stack_reset_stats();
+            m_pushed = m_bits = 0;
+            m_peak = m_data + bytes(m_cur_bits);
+            expect(step);
+        }
+    }
+    expect(step);
+    while (depth > 0) pop(--depth);
+    expect(step + 1);
+    printf("ok\n");
+    return 0;
+}
+"#,
+        &["-O2"],
+    );
+}
+
 #[test]
 fn the_exit_report_appears_only_when_asked_for() {
     let dir = tempfile::tempdir().unwrap();

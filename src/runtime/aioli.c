@@ -17,11 +17,19 @@
  * pop needs bits and it is empty. Because it is flushed eagerly (on the
  * push that fills it) and refilled lazily (on the pop that needs it), the
  * refill happens exactly where the mirrored pops reach the flush, so
- * markers and other values may be interleaved in any order.
+ * markers and other values may be interleaved in any order. A flushed
+ * word goes with the position of the one below it, so that the runtime
+ * always knows where the topmost one ends: no pop of a value may reach
+ * into it.
  *
  * The statistics count what the program pushed, not the runtime's own
  * layout: control markers count as bits (a byte count is the bit count
- * divided by 8, rounded up), and flushed accumulator words not at all.
+ * divided by 8, rounded up), and flushed control words not at all. The
+ * inline fast paths keep no statistics of their own beyond a count of the
+ * bytes popped: the bytes pushed are those popped plus the growth of the
+ * stack, and the peak is recorded whenever the slow paths run, which the
+ * fast pop guarantees for the first pop above the recorded peak (the only
+ * moment a new peak can be lost).
  */
 #include "aioli.h"
 
@@ -58,21 +66,65 @@ static void aioli_empty(const char *what, size_t needed, size_t held,
 }
 
 /* ------------------------------------------------------------------ */
+/* The byte stack                                                      */
+/* ------------------------------------------------------------------ */
+
+#define AIOLI_BLOCK_BYTES 65536
+
+struct aioli_block {
+    struct aioli_block *prev;
+    /* Bytes in use at the start of data; never 0 for the top block. */
+    size_t used;
+    unsigned char data[AIOLI_BLOCK_BYTES];
+};
+
+static struct aioli_block *aioli_top;
+/* Empty blocks kept for reuse, chained by prev, or NULL. */
+static struct aioli_block *aioli_spare;
+/* Bytes in all blocks, flushed control words included (exact after
+ * aioli_sync_in). */
+static size_t aioli_raw_bytes;
+
+/* A flushed control word on the byte stack: the raw offset where the
+ * previous one ended (8 bytes), then the word (4 bytes). */
+#define AIOLI_CONTROL_RECORD 12
+/* The raw offset just past the topmost flushed control word, 0 if none. */
+static size_t aioli_control_end;
+/* How many flushed control words the stack holds. */
+static size_t aioli_control_records;
+
+/*
+ * The window the header's inline fast paths push into and pop from: the
+ * lowest byte a pop may reach (the top block's start, or the end of a
+ * flushed control word in it), the block's end, the next free byte, and
+ * the position where the stack's size equals the recorded peak (clamped to
+ * the block's end). While the fast paths run, aioli_top->used and
+ * aioli_raw_bytes are stale; every function here that works on blocks or
+ * statistics first folds the window back (aioli_sync_in) and finally
+ * reopens it (aioli_sync_out). With no block, the window is an empty
+ * range on a dummy byte, so the fast paths fall through to the slow ones.
+ */
+static unsigned char aioli_no_block[1];
+unsigned char *aioli_sp = aioli_no_block;
+unsigned char *aioli_sp_lo = aioli_no_block;
+unsigned char *aioli_sp_hi = aioli_no_block;
+unsigned char *aioli_sp_peak = aioli_no_block;
+
+/* ------------------------------------------------------------------ */
 /* Statistics                                                          */
 /* ------------------------------------------------------------------ */
 
-/* Bytes of values (not control markers) pushed since the last reset
- * (updated by the header's inline fast paths too). */
-size_t aioli_pushed_data;
+/* Bytes of values (not control markers) popped since the last reset
+ * (updated by the header's inline fast pop too). */
+size_t aioli_popped_data;
+/* Bytes of values on the stack at the last reset. */
+static size_t aioli_data_at_reset;
 /* Control bits pushed since the last reset. */
 static size_t aioli_pushed_bits;
-/* Bytes of values now on the stack. */
-size_t aioli_cur_data;
-/* Control bits now on the stack, and that count in bytes (rounded up). */
+/* Control bits now on the stack. */
 static size_t aioli_cur_bits;
-size_t aioli_cur_ctl_bytes;
-/* The peak of aioli_size() since the last reset. */
-size_t aioli_peak;
+/* The peak of aioli_size() since the last reset, as far as recorded. */
+static size_t aioli_peak;
 /* Whether the exit report has been considered (registered if asked). */
 static int aioli_report_registered;
 
@@ -81,10 +133,54 @@ static size_t aioli_bits_to_bytes(size_t bits)
     return bits / 8 + (bits % 8 != 0);
 }
 
-/* The size of the stack in bytes, as the statistics count it. */
+/* Bytes of values now on the stack (after aioli_sync_in). */
+static size_t aioli_cur_data(void)
+{
+    return aioli_raw_bytes - AIOLI_CONTROL_RECORD * aioli_control_records;
+}
+
+/* The size of the stack in bytes, as the statistics count it (after
+ * aioli_sync_in). */
 static size_t aioli_size(void)
 {
-    return aioli_cur_data + aioli_bits_to_bytes(aioli_cur_bits);
+    return aioli_cur_data() + aioli_bits_to_bytes(aioli_cur_bits);
+}
+
+static void aioli_note_peak(void)
+{
+    size_t size = aioli_size();
+    if (size > aioli_peak) {
+        aioli_peak = size;
+    }
+}
+
+static void aioli_sync_in(void)
+{
+    if (aioli_top != NULL) {
+        size_t used = (size_t)(aioli_sp - aioli_top->data);
+        aioli_raw_bytes = aioli_raw_bytes - aioli_top->used + used;
+        aioli_top->used = used;
+    }
+    aioli_note_peak();
+}
+
+static void aioli_sync_out(void)
+{
+    aioli_note_peak();
+    if (aioli_top != NULL) {
+        size_t base = aioli_raw_bytes - aioli_top->used;
+        size_t room = AIOLI_BLOCK_BYTES - aioli_top->used;
+        size_t headroom = aioli_peak - aioli_size();
+        aioli_sp_lo = aioli_top->data;
+        if (aioli_control_end > base) {
+            aioli_sp_lo += aioli_control_end - base;
+        }
+        aioli_sp_hi = aioli_top->data + AIOLI_BLOCK_BYTES;
+        aioli_sp = aioli_top->data + aioli_top->used;
+        aioli_sp_peak = aioli_sp + (headroom < room ? headroom : room);
+    } else {
+        aioli_sp = aioli_sp_lo = aioli_sp_hi = aioli_sp_peak = aioli_no_block;
+    }
 }
 
 static void aioli_report(void)
@@ -106,93 +202,35 @@ static void aioli_touch(void)
     }
 }
 
-static void aioli_note_push(size_t bytes, size_t bits)
-{
-    size_t size;
-    aioli_touch();
-    aioli_pushed_data += bytes;
-    aioli_pushed_bits += bits;
-    aioli_cur_data += bytes;
-    aioli_cur_bits += bits;
-    aioli_cur_ctl_bytes = aioli_bits_to_bytes(aioli_cur_bits);
-    size = aioli_size();
-    if (size > aioli_peak) {
-        aioli_peak = size;
-    }
-}
-
 void aioli_stack_stats(size_t *pushed_bytes, size_t *peak_bytes)
 {
     aioli_touch();
+    aioli_sync_in();
     if (pushed_bytes != NULL) {
-        *pushed_bytes = aioli_pushed_data + aioli_bits_to_bytes(aioli_pushed_bits);
+        /* Every byte pushed since the reset was popped or is still there. */
+        *pushed_bytes = aioli_popped_data + aioli_cur_data() - aioli_data_at_reset
+                        + aioli_bits_to_bytes(aioli_pushed_bits);
     }
     if (peak_bytes != NULL) {
         *peak_bytes = aioli_peak;
     }
+    aioli_sync_out();
 }
 
 void aioli_stack_reset_stats(void)
 {
     aioli_touch();
-    aioli_pushed_data = 0;
+    aioli_sync_in();
+    aioli_popped_data = 0;
+    aioli_data_at_reset = aioli_cur_data();
     aioli_pushed_bits = 0;
     aioli_peak = aioli_size();
+    aioli_sync_out();
 }
 
 /* ------------------------------------------------------------------ */
-/* The byte stack                                                      */
+/* Blocks                                                              */
 /* ------------------------------------------------------------------ */
-
-#define AIOLI_BLOCK_BYTES 65536
-
-struct aioli_block {
-    struct aioli_block *prev;
-    /* Bytes in use at the start of data; never 0 for the top block. */
-    size_t used;
-    unsigned char data[AIOLI_BLOCK_BYTES];
-};
-
-static struct aioli_block *aioli_top;
-/* Empty blocks kept for reuse, chained by prev, or NULL. */
-static struct aioli_block *aioli_spare;
-/* Bytes in all blocks, flushed control words included (exact after
- * aioli_sync_in). */
-static size_t aioli_raw_bytes;
-
-/*
- * The window the header's inline fast paths push into and pop from: the
- * top block's data, its end, and the next free byte. While the fast paths
- * run, aioli_top->used and aioli_raw_bytes are stale; every function here
- * that works on blocks first folds the window back (aioli_sync_in) and
- * finally reopens it on the new top block (aioli_sync_out). With no block,
- * the window is an empty range on a dummy byte, so the fast paths fall
- * through to the slow ones.
- */
-static unsigned char aioli_no_block[1];
-unsigned char *aioli_sp = aioli_no_block;
-unsigned char *aioli_sp_lo = aioli_no_block;
-unsigned char *aioli_sp_hi = aioli_no_block;
-
-static void aioli_sync_in(void)
-{
-    if (aioli_top != NULL) {
-        size_t used = (size_t)(aioli_sp - aioli_top->data);
-        aioli_raw_bytes = aioli_raw_bytes - aioli_top->used + used;
-        aioli_top->used = used;
-    }
-}
-
-static void aioli_sync_out(void)
-{
-    if (aioli_top != NULL) {
-        aioli_sp_lo = aioli_top->data;
-        aioli_sp_hi = aioli_top->data + AIOLI_BLOCK_BYTES;
-        aioli_sp = aioli_top->data + aioli_top->used;
-    } else {
-        aioli_sp = aioli_sp_lo = aioli_sp_hi = aioli_no_block;
-    }
-}
 
 static void aioli_new_block(void)
 {
@@ -218,6 +256,7 @@ static void aioli_release_block(void)
     aioli_spare = b;
 }
 
+/* Between aioli_sync_in and aioli_sync_out. */
 static void aioli_push_raw(const void *src, size_t n)
 {
     const unsigned char *s = (const unsigned char *)src;
@@ -236,7 +275,8 @@ static void aioli_push_raw(const void *src, size_t n)
     }
 }
 
-/* Pops the last n bytes pushed into dst; the caller checked they exist. */
+/* Pops the last n bytes pushed into dst; the caller checked they exist.
+ * Between aioli_sync_in and aioli_sync_out. */
 static void aioli_pop_raw(void *dst, size_t n)
 {
     unsigned char *d = (unsigned char *)dst;
@@ -257,25 +297,30 @@ static void aioli_pop_raw(void *dst, size_t n)
 
 static void aioli_push_data(const void *src, size_t n)
 {
+    aioli_touch();
     aioli_sync_in();
     aioli_push_raw(src, n);
     aioli_sync_out();
-    aioli_note_push(n, 0);
 }
 
 static void aioli_pop_data(const char *what, void *dst, size_t n)
 {
-    if (aioli_cur_data < n) {
-        aioli_empty(what, n, aioli_cur_data, "bytes");
-    }
+    size_t held;
     aioli_sync_in();
+    /* Only the values above the topmost flushed control word can be
+     * popped as values. */
+    held = aioli_raw_bytes - aioli_control_end;
+    if (held < n) {
+        aioli_empty(what, n, held, "bytes");
+    }
     aioli_pop_raw(dst, n);
+    aioli_popped_data += n;
     aioli_sync_out();
-    aioli_cur_data -= n;
 }
 
 /* The slow paths of the header's inline pushes and pops: the value does
- * not fit in (or is not all in) the top block, or there is no block. */
+ * not fit in (or is not all in) the window, there is no block, or the
+ * stack grew past its recorded peak. */
 void aioli_push_slow(const void *src, size_t n)
 {
     aioli_push_data(src, n);
@@ -335,6 +380,33 @@ static void aioli_check_bits(const char *what, int bits)
     }
 }
 
+/* Between aioli_sync_in and aioli_sync_out. */
+static void aioli_flush_control(void)
+{
+    uint64_t below = (uint64_t)aioli_control_end;
+    aioli_push_raw(&below, sizeof below);
+    aioli_push_raw(&aioli_acc, sizeof aioli_acc);
+    aioli_control_end = aioli_raw_bytes;
+    aioli_control_records++;
+    aioli_acc = 0;
+    aioli_acc_bits = 0;
+}
+
+/* Between aioli_sync_in and aioli_sync_out. */
+static void aioli_refill_control(void)
+{
+    uint64_t below;
+    if (aioli_control_records == 0 || aioli_raw_bytes != aioli_control_end) {
+        aioli_die("aioli_pop_control",
+                  "the adjoint stack is corrupt (pops do not mirror pushes)");
+    }
+    aioli_pop_raw(&aioli_acc, sizeof aioli_acc);
+    aioli_pop_raw(&below, sizeof below);
+    aioli_control_end = (size_t)below;
+    aioli_control_records--;
+    aioli_acc_bits = AIOLI_ACC_BITS;
+}
+
 void aioli_push_control(int value, int bits)
 {
     int remaining = bits;
@@ -344,6 +416,8 @@ void aioli_push_control(int value, int bits)
         sprintf(why, "value %d does not fit in %d bits", value, bits);
         aioli_die("aioli_push_control", why);
     }
+    aioli_touch();
+    aioli_sync_in();
     /* The high bits go first, into the older word if the value straddles
      * two: the pop takes the low bits first. */
     while (remaining > 0) {
@@ -354,14 +428,12 @@ void aioli_push_control(int value, int bits)
         aioli_acc_bits += take;
         remaining -= take;
         if (aioli_acc_bits == AIOLI_ACC_BITS) {
-            aioli_sync_in();
-            aioli_push_raw(&aioli_acc, sizeof aioli_acc);
-            aioli_sync_out();
-            aioli_acc = 0;
-            aioli_acc_bits = 0;
+            aioli_flush_control();
         }
     }
-    aioli_note_push(0, (size_t)bits);
+    aioli_pushed_bits += (size_t)bits;
+    aioli_cur_bits += (size_t)bits;
+    aioli_sync_out();
 }
 
 int aioli_pop_control(int bits)
@@ -373,13 +445,11 @@ int aioli_pop_control(int bits)
         aioli_empty("aioli_pop_control", (size_t)bits, aioli_cur_bits,
                     "control bits");
     }
+    aioli_sync_in();
     while (got < bits) {
         int take;
         if (aioli_acc_bits == 0) {
-            aioli_sync_in();
-            aioli_pop_raw(&aioli_acc, sizeof aioli_acc);
-            aioli_sync_out();
-            aioli_acc_bits = AIOLI_ACC_BITS;
+            aioli_refill_control();
         }
         take = bits - got < aioli_acc_bits ? bits - got : aioli_acc_bits;
         value |= (aioli_acc & aioli_mask(take)) << got;
@@ -389,6 +459,6 @@ int aioli_pop_control(int bits)
         got += take;
     }
     aioli_cur_bits -= (size_t)bits;
-    aioli_cur_ctl_bytes = aioli_bits_to_bytes(aioli_cur_bits);
+    aioli_sync_out();
     return (int)value;
 }

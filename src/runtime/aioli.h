@@ -75,29 +75,32 @@ void aioli_stack_stats(size_t *pushed_bytes, size_t *peak_bytes);
 void aioli_stack_reset_stats(void);
 
 /*
- * The scalar pushes and pops are inline: a push that fits in the top block
- * of the stack is a copy and three counter updates, a pop a copy and one;
- * the rest (a new block, crossing a block boundary, an empty stack) is
- * aioli_push_slow / aioli_pop_slow in aioli.c. The variables below belong
- * to the runtime; generated code never touches them directly.
+ * The scalar pushes and pops are inline. A push that fits in the top block
+ * of the stack is a copy and one pointer update; a pop a copy, one pointer
+ * update and one counter update. Everything else (a new block, crossing a
+ * block boundary or a flushed control word, an empty stack, and the first
+ * pop after the stack grew past its recorded peak, which records the new
+ * peak) is aioli_push_slow / aioli_pop_slow in aioli.c. The statistics are
+ * derived from these few variables when asked for, which keeps the fast
+ * paths short: they dominate the cost of a store-all forward sweep. The
+ * variables below belong to the runtime; generated code never touches
+ * them directly.
  */
-extern unsigned char *aioli_sp, *aioli_sp_lo, *aioli_sp_hi;
-extern size_t aioli_pushed_data, aioli_cur_data, aioli_cur_ctl_bytes, aioli_peak;
+extern unsigned char *aioli_sp, *aioli_sp_lo, *aioli_sp_hi, *aioli_sp_peak;
+extern size_t aioli_popped_data;
 void aioli_push_slow(const void *src, size_t n);
 /* `what` numbers the pop that failed, for the message (see aioli.c). */
 void aioli_pop_slow(int what, void *dst, size_t n);
 
-#define AIOLI_INLINE_PUSH_POP(T, PUSH, POP, WHAT)                                   \
+/* The stack pointer is read into a local first: the copy into the stack
+ * may alias any variable, so the compiler would otherwise reload it. */
+#define AIOLI_INLINE_PUSH_POP(T, PUSH, POP, WHAT)                             \
     static inline void PUSH(T v)                                              \
     {                                                                         \
-        if ((size_t)(aioli_sp_hi - aioli_sp) >= sizeof v) {                   \
-            memcpy(aioli_sp, &v, sizeof v);                                   \
-            aioli_sp += sizeof v;                                             \
-            aioli_pushed_data += sizeof v;                                    \
-            aioli_cur_data += sizeof v;                                       \
-            if (aioli_cur_data + aioli_cur_ctl_bytes > aioli_peak) {          \
-                aioli_peak = aioli_cur_data + aioli_cur_ctl_bytes;            \
-            }                                                                 \
+        unsigned char *sp = aioli_sp;                                         \
+        if ((size_t)(aioli_sp_hi - sp) >= sizeof v) {                         \
+            memcpy(sp, &v, sizeof v);                                         \
+            aioli_sp = sp + sizeof v;                                         \
         } else {                                                              \
             aioli_push_slow(&v, sizeof v);                                    \
         }                                                                     \
@@ -105,11 +108,12 @@ void aioli_pop_slow(int what, void *dst, size_t n);
     static inline T POP(void)                                                 \
     {                                                                         \
         T v;                                                                  \
-        if ((size_t)(aioli_sp - aioli_sp_lo) >= sizeof v                      \
-            && aioli_cur_data >= sizeof v) {                                  \
-            aioli_sp -= sizeof v;                                             \
-            memcpy(&v, aioli_sp, sizeof v);                                   \
-            aioli_cur_data -= sizeof v;                                       \
+        unsigned char *sp = aioli_sp;                                         \
+        if ((size_t)(sp - aioli_sp_lo) >= sizeof v && sp <= aioli_sp_peak) {  \
+            sp -= sizeof v;                                                   \
+            memcpy(&v, sp, sizeof v);                                         \
+            aioli_sp = sp;                                                    \
+            aioli_popped_data += sizeof v;                                    \
         } else {                                                              \
             aioli_pop_slow(WHAT, &v, sizeof v);                               \
         }                                                                     \
