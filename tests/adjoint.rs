@@ -60,6 +60,7 @@ const KNOWN_WRONG: &[(&str, Check, &str)] = &[];
 
 /// For each rule of `rules/adjoint/*.rules`, a fixture whose adjoint uses it.
 const COVERAGE: &[(&str, &str)] = &[
+    ("adjoint/cast", "keep_intrinsics"),
     ("adjoint/checkpoint", "checkpoint_region"),
     ("adjoint/call-joint", "fig12"),
     ("adjoint/call-joint-dead", "fig12"),
@@ -165,10 +166,6 @@ const UNREACHABLE: &[(&str, &str)] = &[
     (
         "adjoint/plus",
         "no accepted fixture applies unary `+` to an active value",
-    ),
-    (
-        "adjoint/cast",
-        "the corpus has no `float`: no conversion between reals of an active value",
     ),
     (
         "adjoint/ref-cast",
@@ -919,15 +916,24 @@ fn shared_calls_in_the_backward_sweep_are_computed_once() {
     // partial tested the adjoint (`temp0 * rb[0] == 0.0 ? …`); with the
     // guard on the argument (`adjoint/intrinsic-singular`) it is evaluated
     // once, on the shared sqrt.
-    assert_eq!(count("exp(temp)"), 1, "{body}");
-    assert!(code.contains("temp = sqrt(u);"), "{body}");
-    assert!(code.contains("float temp1;"), "{body}");
+    // (`temp` is the value of `exp(u)` that `adjoint/keep-intrinsics`
+    // keeps, so the shared calls' temporaries start at `temp0`.)
+    assert_eq!(count("exp(temp0)"), 1, "{body}");
+    assert!(code.contains("temp0 = sqrt(u);"), "{body}");
+    assert!(code.contains("float temp2;"), "{body}");
     // A call only under `?:` stays there.
     assert_eq!(count("sqrt(v)"), 1, "{body}");
     assert!(!code.contains("= sqrt(v);"), "{body}");
-    // The call reading u comes after the pop that restores u.
+    // The call reading u, which the statement overwrites, is kept from the
+    // forward sweep (`adjoint/keep-intrinsics`) and popped with u's old
+    // value.
     let pop = code.find("u = aioli_pop_real8();").unwrap();
-    assert!(code[pop..].contains("exp(u) * tempb"), "{body}");
+    assert!(
+        code[..pop].contains("temp = exp(u);\n    aioli_push_real8(temp);\n    u = temp;"),
+        "{body}"
+    );
+    assert!(code[pop..].contains("ub_local = temp * tempb;"), "{body}");
+    assert!(!code[pop..].contains("exp(u)"), "{body}");
     // Nested calls evaluated twice are shared from the outside in.
     let nested = adjoint_of_text(
         "nested.c",
@@ -942,6 +948,79 @@ fn shared_calls_in_the_backward_sweep_are_computed_once() {
     );
     assert_eq!(nested.matches("exp(").count(), 1, "{nested}");
     assert_eq!(nested.matches("tanh(").count(), 1, "{nested}");
+}
+
+/// `adjoint/keep-intrinsics`: the forward sweep pushes the costly calls
+/// the backward sweep would evaluate again, and the backward sweep pops
+/// them: no `exp`, `tanh`, `pow`, `expf` or `log` of the loop is called in
+/// the backward sweep, `sqrt` and a call only under `?:` are, and a split
+/// callee keeps its call between `f_fwd` and `f_bwd` (no longer needing
+/// its argument). Every fixture's dot-product test checks the values.
+#[test]
+fn costly_calls_are_kept_not_recomputed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let g = generate(&dir.join("keep_intrinsics.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    let head = &code[code.find("keep_intrinsics_b(").unwrap()..];
+    let loops: Vec<usize> = head.match_indices("for (i = ").map(|(k, _)| k).collect();
+    assert_eq!(loops.len(), 2, "{head}");
+    let (forward, backward) = (&head[loops[0]..loops[1]], &head[loops[1]..]);
+    for call in [
+        "exp(a * x[i])",
+        "tanh(s + x[i])",
+        "pow(x[i], a)",
+        "expf(f * (float)x[i])",
+    ] {
+        assert_eq!(forward.matches(call).count(), 1, "{call} in\n{forward}");
+        assert!(!backward.contains(call), "{call} in\n{backward}");
+    }
+    // Each kept value is pushed right before the assignment reading it,
+    // after the statement's own save, and popped before its restore.
+    assert!(
+        forward.contains(
+            "aioli_push_real8(x[i]);\n        temp = exp(a * x[i]);\n        \
+             aioli_push_real8(temp);\n        x[i] = temp * e;"
+        ),
+        "{forward}"
+    );
+    assert!(
+        backward.contains("temp = aioli_pop_real8();\n        x[i] = aioli_pop_real8();"),
+        "{backward}"
+    );
+    assert!(forward.contains("aioli_push_real4(temp0);"), "{forward}");
+    assert!(
+        backward.contains("temp0 = aioli_pop_real4();"),
+        "{backward}"
+    );
+    // Not kept: sqrt (as cheap as a push and a pop), atan (only under ?:).
+    assert!(backward.contains("sqrt(s * s + 1.0)"), "{backward}");
+    assert!(
+        backward.contains("atan") || backward.contains("1.0 / (1.0 + s * s)"),
+        "{backward}"
+    );
+    assert!(!forward.contains("= atan("), "{forward}");
+    // The split callee: its forward sweep pushes exp(z), its backward
+    // sweep pops it and no longer needs z.
+    let fwd = &code[code.find("soft_fwd(").unwrap()..code.find("soft_bwd(").unwrap()];
+    let bwd =
+        &code[code.find("soft_bwd(").unwrap()..code.find("void keep_intrinsics(int").unwrap()];
+    assert!(
+        fwd.contains("temp = exp(z);\n    aioli_push_real8(temp);\n    return log(1.0 + temp);"),
+        "{fwd}"
+    );
+    assert!(
+        bwd.contains("temp = aioli_pop_real8();") && !bwd.contains("exp("),
+        "{bwd}"
+    );
+    assert!(!bwd.contains("z = aioli_pop_real8()"), "{bwd}");
+    // A head's `return` is not in its forward sweep: nothing is kept.
+    let joint = adjoint_of_text(
+        "joint.c",
+        "#include <math.h>\ndouble g(double u)\n{\n    return exp(u) * u;\n}\n",
+        "g(g)/(u)",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!joint.contains("aioli_push"), "{joint}");
 }
 
 /// `adjoint/merge-increments`: `s -= a[j] * y[j]` gives

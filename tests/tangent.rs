@@ -536,6 +536,19 @@ fn shared_calls_are_computed_once_and_keep_the_values() {
     // The value of u before `u = exp(u)` is the one its derivative reads.
     let at = body.find("temp = exp(u);").unwrap();
     assert!(body[at..].find("ud = temp * ud;").is_some(), "{body}");
+    // Past the primal result's store, up to the `return`: a call of
+    // private scalars only (z, a parameter whose address is not taken).
+    let sigm = tangent_of_text(
+        "sigm.c",
+        "#include <math.h>\ndouble sigm(double z, double *q)\n{\n    return 1.0 / (1.0 + exp(-z)) + exp(q[0]);\n}\n",
+        "sigm(sigm)/(z q)",
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let sigm = common::code_without_comments(&sigm);
+    assert_eq!(sigm.matches("exp(-z)").count(), 1, "{sigm}");
+    // exp(q[0]) reads memory the result's store may change: not past it.
+    assert_eq!(sigm.matches("exp(q[0])").count(), 2, "{sigm}");
     let horner = generate(&dir.join("bench_horner.c"), false).unwrap();
     assert!(horner.text.contains("double dpd = 0.0, dp = 0.0;"));
     assert!(!horner.text.contains("dpd = 0.0;\n"), "{}", horner.text);

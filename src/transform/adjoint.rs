@@ -814,6 +814,15 @@ impl super::share::Temps for AdjointHost<'_, '_> {
             .pop()
             .expect("one statement in, one out")
     }
+
+    fn is_local(&self, s: SymId) -> bool {
+        self.out.symbols.get(s.index()).is_some_and(|sym| {
+            matches!(
+                sym.kind,
+                crate::il::SymKind::Param | crate::il::SymKind::Local | crate::il::SymKind::Temp
+            )
+        })
+    }
 }
 
 impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
@@ -2412,6 +2421,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         };
         let name = self.namer.fresh_local(base);
         let t = self.new_sym(&name, tty, SymKind::Local);
+        self.locals.push((t, None));
+        self.temps.insert(key, t);
+        t
+    }
+
+    /// The temporary holding the `k`-th call that `adjoint/keep-intrinsics`
+    /// keeps for the statement being translated.
+    fn kept_temp(&mut self, call: &Expr, k: usize) -> SymId {
+        let mut ty = call.ty.clone();
+        ty.is_const = false;
+        let key = format!("keep/{k}/{:?}", ty.ty);
+        if let Some(&t) = self.temps.get(&key) {
+            return t;
+        }
+        let name = self.namer.fresh_local("temp");
+        let t = self.new_sym(&name, ty, SymKind::Local);
         self.locals.push((t, None));
         self.temps.insert(key, t);
         t
@@ -4940,6 +4965,59 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let t = self.temp(&refb.ty, "assign".into());
                 self.last_temp = Some(t);
                 AVal::New(self.var(t))
+            }
+            "keep-forward" | "keep-backward" => {
+                // `adjoint/keep-intrinsics`: (keep-… RHS CODE ADJOINT).
+                arity(3, &args)?;
+                let adjoint = self.code_of(args.pop().unwrap_or(AVal::Num(0.0)))?;
+                let mut code = self.code_of(args.pop().unwrap_or(AVal::Num(0.0)))?;
+                let rhs = self.expr_of(&args[0])?;
+                // A head's `return` is not in its forward sweep.
+                let returns = matches!(self.stmt().map(|s| &s.kind), Some(StmtKind::Return(_)));
+                let kept = if returns && !self.is_split() {
+                    Vec::new()
+                } else {
+                    super::keep::kept_calls(&rhs, &adjoint)
+                };
+                if kept.is_empty() {
+                    return Ok(AVal::Code(code));
+                }
+                let temps: Vec<Expr> = kept
+                    .iter()
+                    .enumerate()
+                    .map(|(k, c)| {
+                        let t = self.kept_temp(c, k);
+                        self.var(t)
+                    })
+                    .collect();
+                let mut moved = Vec::new();
+                if head == "keep-forward" {
+                    // The assignment (or `return`) the rule copied is the
+                    // code's last.
+                    let at = code
+                        .iter()
+                        .rposition(|s| {
+                            matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Return(Some(_)))
+                        })
+                        .ok_or_else(|| ApplyError::new("'keep-forward' without an assignment"))?;
+                    for (c, t) in kept.iter().zip(&temps) {
+                        moved.push(self.assign(t.clone(), c.clone(), AssignSugar::Plain));
+                        moved.push(self.push_of(t));
+                        super::keep::replace_in_stmts(&mut code[at..=at], c, t);
+                    }
+                    let moved = self.tag(moved, "adjoint/keep-intrinsics");
+                    code.splice(at..at, moved);
+                } else {
+                    for (c, t) in kept.iter().zip(&temps) {
+                        super::keep::replace_in_stmts(&mut code, c, t);
+                    }
+                    for t in temps.iter().rev() {
+                        moved.push(self.pop_of(t));
+                    }
+                    let moved = self.tag(moved, "adjoint/keep-intrinsics");
+                    code.splice(0..0, moved);
+                }
+                AVal::Code(code)
             }
             "take-adjoint" => {
                 arity(1, &args)?;

@@ -14,6 +14,7 @@ macro_rules! rule_file {
 
 pub mod adjoint;
 pub mod checkpoint;
+pub mod keep;
 
 use crate::il::{Item, ItemKind, ProcId, Program, StmtKind};
 use std::collections::HashSet;

@@ -16,6 +16,12 @@
 //!   last): up to there only derivative memory is written, which no
 //!   shared call reads (a call reading a derivative is never shared), so
 //!   each shared call has the same value everywhere in the window.
+//! - Past that write, up to the end of the run (a final `return`
+//!   included: `*f = 1.0 / (1.0 + exp(-z)); return exp(-z) * zd / …;`),
+//!   only calls whose operands are private scalars are shared: locals and
+//!   parameters of integer or real type whose address the procedure never
+//!   takes, which no statement of the run assigns. No write through a
+//!   pointer can reach them, so the call has the same value there too.
 //! - A call is shared only when at least one of its occurrences is always
 //!   evaluated (not under `?:` or `&&`/`||` alone): sharing never
 //!   evaluates a call the original code skipped.
@@ -23,6 +29,7 @@
 use crate::il::validate::same_expr;
 use crate::il::visit_expr;
 use crate::il::{AssignSugar, BinOp, Expr, ExprKind, Init, MathFn, Stmt, StmtId, StmtKind, SymId};
+use std::collections::HashSet;
 
 /// What the sharing needs from the transformation that owns the output.
 pub trait Temps {
@@ -33,15 +40,62 @@ pub trait Temps {
     fn temp(&mut self, like: &Expr, nth: usize) -> Option<Expr>;
     /// `st` (a temporary's assignment) with the mode's rule tag.
     fn tagged(&self, st: Stmt) -> Stmt;
+    /// `s` is a local variable or a parameter (not a global).
+    fn is_local(&self, s: SymId) -> bool;
+}
+
+/// The variables of a procedure whose value no write through a pointer can
+/// change: its integer and real locals and parameters whose address it
+/// never takes.
+struct Private {
+    address_taken: HashSet<SymId>,
+}
+
+impl Private {
+    fn of(stmts: &[Stmt]) -> Private {
+        let mut address_taken = HashSet::new();
+        crate::il::visit_stmts(stmts, &mut |st| {
+            for e in super::names::stmt_exprs(st) {
+                visit_expr(e, &mut |x| {
+                    if let ExprKind::AddrOf(a) = &x.kind
+                        && let Some(r) = super::names::root_sym(a)
+                    {
+                        address_taken.insert(r);
+                    }
+                });
+            }
+        });
+        Private { address_taken }
+    }
+
+    /// Every variable `e` reads is private, and `e` reads no memory
+    /// through a pointer, an index or a field.
+    fn reads_only_private(&self, e: &Expr, temps: &dyn Temps) -> bool {
+        let mut ok = true;
+        visit_expr(e, &mut |x| match &x.kind {
+            ExprKind::Var(v) => {
+                ok &= temps.is_local(*v)
+                    && !self.address_taken.contains(v)
+                    && matches!(
+                        x.ty.ty,
+                        crate::il::Type::Int { .. } | crate::il::Type::Real(_)
+                    );
+            }
+            ExprKind::Index { .. } | ExprKind::Deref(_) | ExprKind::Field { .. } => ok = false,
+            _ => {}
+        });
+        ok
+    }
 }
 
 /// Shares the repeated calls of every run of `stmts`, nested blocks
 /// included.
 pub fn share_calls(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps) {
-    crate::il::rewrite_stmt_lists(stmts, &mut |list| share_in(list, temps));
+    let private = Private::of(stmts);
+    crate::il::rewrite_stmt_lists(stmts, &mut |list| share_in(list, temps, &private));
 }
 
-fn share_in(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps) {
+fn share_in(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps, private: &Private) {
     let mut out = Vec::with_capacity(stmts.len());
     let mut rest = std::mem::take(stmts).into_iter().peekable();
     while let Some(first) = rest.next() {
@@ -53,7 +107,7 @@ fn share_in(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps) {
         while let Some(next) = rest.next_if(|n| is_simple(n) && n.span == run[0].span) {
             run.push(next);
         }
-        let hoisted = share_run(&mut run, temps);
+        let hoisted = share_run(&mut run, temps, private);
         out.extend(hoisted);
         out.extend(run);
     }
@@ -61,39 +115,54 @@ fn share_in(stmts: &mut Vec<Stmt>, temps: &mut dyn Temps) {
 }
 
 fn is_simple(s: &Stmt) -> bool {
-    matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Decl { .. })
+    matches!(
+        s.kind,
+        StmtKind::Assign { .. } | StmtKind::Decl { .. } | StmtKind::Return(Some(_))
+    )
 }
 
-/// The expressions a run evaluates before its first write of non-derivative
-/// memory, that write's own included, in evaluation order.
-fn window<'s>(run: &'s mut [Stmt], temps: &dyn Temps) -> Vec<&'s mut Expr> {
-    let mut out = Vec::new();
+/// The expressions a run evaluates in evaluation order: those before its
+/// first write of non-derivative memory, that write's own included, then
+/// the rest; and the variables the run assigns.
+fn window<'s>(run: &'s mut [Stmt], temps: &dyn Temps) -> Window<'s> {
+    let mut w = Window {
+        within: Vec::new(),
+        beyond: Vec::new(),
+        assigned: Vec::new(),
+    };
+    let mut past = false;
     for s in run.iter_mut() {
+        let out = if past { &mut w.beyond } else { &mut w.within };
         match &mut s.kind {
             StmtKind::Assign { lhs, rhs, .. } => {
-                let primal =
-                    crate::transform::names::root_sym(lhs).is_none_or(|r| !temps.is_derivative(r));
-                lhs_operands(lhs, &mut out);
+                let root = crate::transform::names::root_sym(lhs);
+                w.assigned.extend(root);
+                let primal = root.is_none_or(|r| !temps.is_derivative(r));
+                lhs_operands(lhs, out);
                 out.push(rhs);
-                if primal {
-                    return out;
-                }
+                past |= primal;
             }
             StmtKind::Decl { vars, .. } => {
                 for d in vars.iter_mut() {
-                    let primal = !temps.is_derivative(d.sym);
+                    let out = if past { &mut w.beyond } else { &mut w.within };
+                    w.assigned.push(d.sym);
                     if let Some(init) = &mut d.init {
-                        init_exprs(init, &mut out);
+                        init_exprs(init, out);
                     }
-                    if primal {
-                        return out;
-                    }
+                    past |= !temps.is_derivative(d.sym);
                 }
             }
-            _ => return out,
+            StmtKind::Return(Some(e)) => out.push(e),
+            _ => break,
         }
     }
-    out
+    w
+}
+
+struct Window<'s> {
+    within: Vec<&'s mut Expr>,
+    beyond: Vec<&'s mut Expr>,
+    assigned: Vec<SymId>,
 }
 
 /// The operands a reference evaluates (indices, pointers), not the
@@ -124,7 +193,7 @@ fn init_exprs<'s>(init: &'s mut Init, out: &mut Vec<&'s mut Expr>) {
 /// Rewrites the run's window so that each call shared by it reads a
 /// temporary, and returns the temporaries' assignments, in the order they
 /// must run.
-fn share_run(run: &mut [Stmt], temps: &mut dyn Temps) -> Vec<Stmt> {
+fn share_run(run: &mut [Stmt], temps: &mut dyn Temps, private: &Private) -> Vec<Stmt> {
     // Each shared call is first replaced by a placeholder variable (a
     // symbol no program has), so that the temporaries can be named in the
     // order their assignments run.
@@ -132,16 +201,37 @@ fn share_run(run: &mut [Stmt], temps: &mut dyn Temps) -> Vec<Stmt> {
     let mut defs: Vec<(SymId, Expr)> = Vec::new();
     loop {
         let fresh = placeholder(defs.len());
-        let mut exprs = window(run, temps);
+        let Window {
+            within: mut exprs,
+            beyond,
+            assigned,
+        } = window(run, temps);
         for (_, def) in defs.iter_mut() {
             exprs.push(def);
         }
-        let Some(shared) = most_shared(&exprs, temps) else {
+        // Calls shared past the first write read only private scalars the
+        // run leaves alone.
+        let unchanged = |c: &Expr| {
+            let mut ok = private.reads_only_private(c, temps);
+            visit_expr(c, &mut |x| {
+                if let ExprKind::Var(v) = x.kind {
+                    ok &= !assigned.contains(&v);
+                }
+            });
+            ok
+        };
+        let Some(shared) = most_shared(&exprs, &beyond, &unchanged, temps) else {
             break;
         };
         let var = Expr::new(ExprKind::Var(fresh), shared.ty.clone(), shared.span);
+        let also_beyond = unchanged(&shared);
         for e in exprs {
             replace(e, &shared, &var);
+        }
+        if also_beyond {
+            for e in beyond {
+                replace(e, &shared, &var);
+            }
         }
         // A later (smaller) shared call occurs only inside earlier ones'
         // definitions, never the reverse: it runs first.
@@ -172,7 +262,8 @@ fn share_run(run: &mut [Stmt], temps: &mut dyn Temps) -> Vec<Stmt> {
                     substitute(later, sym, &call);
                 }
             }
-            for e in window(run, temps) {
+            let w = window(run, temps);
+            for e in w.within.into_iter().chain(w.beyond) {
                 for (sym, call) in &calls {
                     substitute(e, *sym, call);
                 }
@@ -199,7 +290,8 @@ fn share_run(run: &mut [Stmt], temps: &mut dyn Temps) -> Vec<Stmt> {
         };
         out.push(temps.tagged(st));
     }
-    for e in window(run, temps) {
+    let w = window(run, temps);
+    for e in w.within.into_iter().chain(w.beyond) {
         for (q, var) in &named {
             substitute(e, *q, var);
         }
@@ -210,13 +302,25 @@ fn share_run(run: &mut [Stmt], temps: &mut dyn Temps) -> Vec<Stmt> {
     out
 }
 
-/// The largest call occurring at least twice among `exprs`, once at least
-/// unconditionally, that reads no derivative.
-fn most_shared(exprs: &[&mut Expr], temps: &dyn Temps) -> Option<Expr> {
+/// The largest call occurring at least twice among `exprs`, and `beyond`
+/// where it is `unchanged` there, once at least unconditionally, that reads
+/// no derivative.
+fn most_shared(
+    exprs: &[&mut Expr],
+    beyond: &[&mut Expr],
+    unchanged: &dyn Fn(&Expr) -> bool,
+    temps: &dyn Temps,
+) -> Option<Expr> {
     let mut calls: Vec<(&Expr, bool)> = Vec::new();
     for e in exprs {
         collect_calls(e, true, &mut calls);
     }
+    let mut later: Vec<(&Expr, bool)> = Vec::new();
+    for e in beyond {
+        collect_calls(e, true, &mut later);
+    }
+    later.retain(|(c, _)| unchanged(c));
+    let calls: Vec<(&Expr, bool)> = calls.into_iter().chain(later).collect();
     let mut best: Option<(&Expr, usize)> = None;
     for (i, &(c, _)) in calls.iter().enumerate() {
         if calls[..i].iter().any(|(d, _)| same_expr(c, d)) || reads_derivative(c, temps) {
@@ -238,7 +342,7 @@ fn most_shared(exprs: &[&mut Expr], temps: &dyn Temps) -> Option<Expr> {
     best.map(|(c, _)| c.clone())
 }
 
-fn collect_calls<'e>(e: &'e Expr, always: bool, out: &mut Vec<(&'e Expr, bool)>) {
+pub(crate) fn collect_calls<'e>(e: &'e Expr, always: bool, out: &mut Vec<(&'e Expr, bool)>) {
     match &e.kind {
         ExprKind::Intrinsic { args, call } => {
             if worth_sharing(call.func) {
@@ -317,7 +421,7 @@ fn substitute(e: &mut Expr, sym: SymId, by: &Expr) {
     replace_where(e, &|x| matches!(x.kind, ExprKind::Var(s) if s == sym), by);
 }
 
-fn replace(e: &mut Expr, term: &Expr, var: &Expr) {
+pub(crate) fn replace(e: &mut Expr, term: &Expr, var: &Expr) {
     replace_where(e, &|x| same_expr(x, term), var);
 }
 

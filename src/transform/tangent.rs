@@ -810,6 +810,15 @@ impl super::share::Temps for TangentHost<'_, '_> {
             .pop()
             .expect("one statement in, one out")
     }
+
+    fn is_local(&self, s: SymId) -> bool {
+        self.out.symbols.get(s.index()).is_some_and(|sym| {
+            matches!(
+                sym.kind,
+                crate::il::SymKind::Param | crate::il::SymKind::Local | crate::il::SymKind::Temp
+            )
+        })
+    }
 }
 
 pub(super) fn binop_name(op: BinOp) -> &'static str {
