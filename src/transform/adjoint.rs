@@ -343,6 +343,9 @@ fn adjoint_pass(
         commented: HashSet::new(),
         private_adjoints: Default::default(),
         adjoint_syms: HashSet::new(),
+        simplifier: crate::simplify::Simplifier::new().map_err(|e| {
+            Diagnostic::error(program.proc(first).span, format!("internal error: {e}"))
+        })?,
         fwd_needs: needs.clone(),
         fwd_found: FwdNeeds::new(),
         comments_elsewhere: String::new(),
@@ -775,6 +778,8 @@ struct AdjointHost<'x, 'a> {
     /// The adjoint variables of the procedure being finished
     /// (`adjoint/share-calls` reads them).
     adjoint_syms: HashSet<SymId>,
+    /// `adjoint/simplify`.
+    simplifier: crate::simplify::Simplifier,
     /// The adjoint pointer parameters each `P_fwd` takes
     /// (`adjoint/fwd-adjoint-pointers`), and those this translation found
     /// its forward sweeps read.
@@ -826,6 +831,47 @@ impl super::share::Temps for AdjointHost<'_, '_> {
 }
 
 impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
+    /// `adjoint/simplify`: the right-hand side of every assignment to
+    /// adjoint memory goes through the simplifier, as the tangent's
+    /// derivative expressions do (`spec/simplify.md`).
+    fn simplify_adjoints(&self, stmts: &mut Vec<Stmt>) {
+        crate::il::rewrite_stmt_lists(stmts, &mut |list| {
+            for st in list.iter_mut() {
+                let StmtKind::Assign { lhs, rhs, sugar } = &mut st.kind else {
+                    continue;
+                };
+                if !super::names::root_sym(lhs).is_some_and(|r| self.adjoint_syms.contains(&r)) {
+                    continue;
+                }
+                match (sugar, &mut rhs.kind) {
+                    // `X += E`: E alone; `X += -F` becomes `X -= F`.
+                    (
+                        AssignSugar::Compound(op @ (BinOp::Add | BinOp::Sub)),
+                        ExprKind::Binary {
+                            op: rop,
+                            rhs: operand,
+                            ..
+                        },
+                    ) => {
+                        let mut e = self.simplifier.simplify(&self.out, operand);
+                        if let ExprKind::Unary { op: UnOp::Neg, arg } = e.kind {
+                            e = *arg;
+                            *op = if *op == BinOp::Add {
+                                BinOp::Sub
+                            } else {
+                                BinOp::Add
+                            };
+                            *rop = *op;
+                        }
+                        **operand = e;
+                    }
+                    (AssignSugar::Compound(_), _) => {}
+                    _ => *rhs = self.simplifier.simplify(&self.out, rhs),
+                }
+            }
+        });
+    }
+
     /// `adjoint/merge-increments`: `X = 0.0; X += E;` becomes `X = E;`
     /// when E cannot read X, and `T = X; X = T;` loses its second
     /// statement (`tempb = sb; sb = 0.0; sb += tempb;` is what a statement
@@ -855,17 +901,17 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     }
 
     /// `X += E` (`X = X + E`) with X adjoint memory: `(X, E)`.
-    fn increment<'s>(&self, st: &'s Stmt) -> Option<(&'s Expr, &'s Expr)> {
+    fn increment<'s>(&self, st: &'s Stmt) -> Option<(&'s Expr, &'s Expr, BinOp)> {
         let StmtKind::Assign {
             lhs,
             rhs,
-            sugar: AssignSugar::Compound(BinOp::Add),
+            sugar: AssignSugar::Compound(op @ (BinOp::Add | BinOp::Sub)),
         } = &st.kind
         else {
             return None;
         };
         let ExprKind::Binary {
-            op: BinOp::Add,
+            op: rop,
             lhs: again,
             rhs: e,
         } = &rhs.kind
@@ -873,7 +919,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             return None;
         };
         let adjoint = super::names::root_sym(lhs).is_some_and(|r| self.adjoint_syms.contains(&r));
-        (adjoint && same_expr(lhs, again)).then_some((lhs, &**e))
+        (adjoint && rop == op && same_expr(lhs, again)).then_some((lhs, &**e, *op))
     }
 
     /// `X = 0.0; X += E;` as `X = E;`, when E cannot read X.
@@ -884,7 +930,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         else {
             return None;
         };
-        let (y, e) = self.increment(st)?;
+        let (y, e, BinOp::Add) = self.increment(st)? else {
+            return None;
+        };
         let is_zero = matches!(zero.kind, ExprKind::RealConst { value, .. } if value == 0.0);
         (is_zero && same_expr(x, y) && self.reads_no_adjoint_memory(e, x)).then(|| {
             StmtKind::Assign {
@@ -920,9 +968,13 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// `X += E; X += E;` (the adjoint of `m * m`) as one statement,
     /// `X += 2.0 * E`, when E cannot read X.
     fn doubled_increment(&self, prev: &Stmt, st: &Stmt) -> Option<StmtKind> {
-        let (x, e1) = self.increment(prev)?;
-        let (y, e2) = self.increment(st)?;
-        if !same_expr(x, y) || !same_expr(e1, e2) || !self.reads_no_adjoint_memory(e1, x) {
+        let (x, e1, op) = self.increment(prev)?;
+        let (y, e2, op2) = self.increment(st)?;
+        if op != op2
+            || !same_expr(x, y)
+            || !same_expr(e1, e2)
+            || !self.reads_no_adjoint_memory(e1, x)
+        {
             return None;
         }
         let StmtKind::Assign { rhs: sum, .. } = &prev.kind else {
@@ -942,14 +994,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             lhs: x.clone(),
             rhs: Expr::new(
                 ExprKind::Binary {
-                    op: BinOp::Add,
+                    op,
                     lhs: Box::new(x.clone()),
                     rhs: Box::new(twice),
                 },
                 sum.ty.clone(),
                 sum.span,
             ),
-            sugar: AssignSugar::Compound(BinOp::Add),
+            sugar: AssignSugar::Compound(op),
         })
     }
 
@@ -3059,6 +3111,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         }
         all.append(&mut body);
         self.adjoint_syms = self.adjoint_symbols();
+        self.simplify_adjoints(&mut all);
         self.merge_zero_increments(&mut all);
         // The hoisted locals, the lowering's temporaries (the value of a
         // call in an expression whose use the forward sweep dropped) and
