@@ -8,6 +8,26 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Writes to standard output. A reader that went away (`aioli analyze f.c
+/// | head`) ends the program quietly, as other command-line tools do,
+/// instead of a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(e) = write!(std::io::stdout(), $($arg)*) {
+            stdout_failed(e);
+        }
+    }};
+}
+
+fn stdout_failed(e: std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+    eprintln!("aioli: cannot write to standard output: {e}");
+    std::process::exit(1);
+}
+
 #[derive(Parser)]
 #[command(
     name = "aioli",
@@ -152,7 +172,7 @@ fn main() -> ExitCode {
                     Emit::C => aioli::back::print_c(&loaded.program, &loaded.sources),
                     Emit::Il => aioli::back::print_il(&loaded.program, &loaded.sources),
                 };
-                print!("{text}");
+                out!("{text}");
                 ExitCode::SUCCESS
             }
             None => ExitCode::from(1),
@@ -237,9 +257,9 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
         eprint!("{}", diag::render(&loaded.sources, w));
     }
     if json {
-        print!("{}", result.report_json(&loaded.sources));
+        out!("{}", result.report_json(&loaded.sources));
     } else {
-        print!("{}", result.report_text(&loaded.sources));
+        out!("{}", result.report_text(&loaded.sources));
     }
     ExitCode::SUCCESS
 }
@@ -553,7 +573,7 @@ fn check(
                 &options,
             ) {
                 Ok(report) => {
-                    print!("{report}");
+                    out!("{report}");
                     all_passed &= report.passed;
                 }
                 Err(e) => {
@@ -638,7 +658,7 @@ fn check_adjoint_mode(
             &options,
         ) {
             Ok(report) => {
-                print!("{report}");
+                out!("{report}");
                 all_passed &= report.passed;
             }
             Err(e) => {

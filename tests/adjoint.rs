@@ -950,6 +950,28 @@ fn shared_calls_in_the_backward_sweep_are_computed_once() {
     assert_eq!(nested.matches("tanh(").count(), 1, "{nested}");
 }
 
+/// `adjoint/intrinsic`: a partial calls the variant of the function the
+/// program called, not the one its argument's type suggests: `exp(f)` of a
+/// `float f` stays `exp` (`expf` overflowed above 88.7 where the program's
+/// `exp` did not, and the dot-product test failed); `lgammaf` takes the
+/// digamma the output defines (it called an undefined `aioli_digammaf`);
+/// the long double spellings are known (`expl` was "undeclared").
+#[test]
+fn partials_call_the_variant_the_program_called() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let g = generate(&dir.join("math_precisions.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    let body = &code[code.find("void math_precisions_b(").unwrap()..];
+    assert!(body.contains("= exp(f);"), "{body}");
+    assert_eq!(body.matches("expf(").count(), 1, "{body}");
+    assert!(body.contains("aioli_digamma(f)"), "{body}");
+    assert!(!code.contains("aioli_digammaf"), "{code}");
+    assert!(
+        body.contains("expl(s)") && body.contains("powl(s, "),
+        "{body}"
+    );
+}
+
 /// `adjoint/simplify`: the increments the rules write operator by
 /// operator are simplified as the tangent's derivatives are; an increment
 /// by a negation becomes `-=`.

@@ -135,6 +135,41 @@ fn arrays_with_the_runtime_stack() {
     assert!(r.to_string().contains("48 bytes pushed"), "{r}");
 }
 
+/// An old `aioli.h` next to the user's file (a runtime written there by an
+/// earlier `aioli runtime --out .`) does not stand in for the runtime the
+/// check writes: the adjoint file, elsewhere, includes the check's.
+#[test]
+fn a_stale_runtime_header_next_to_the_source_is_not_used() {
+    let user = tempfile::tempdir().unwrap();
+    let generated = tempfile::tempdir().unwrap();
+    let original = user.path().join("arr.c");
+    std::fs::copy(fixture("arr.c"), &original).unwrap();
+    std::fs::write(
+        user.path().join("aioli.h"),
+        "#error \"a stale runtime header was included\"\n",
+    )
+    .unwrap();
+    let tangent = generated.path().join("arr_d.c");
+    let adjoint = generated.path().join("arr_b.c");
+    std::fs::copy(fixture("arr_d.c"), &tangent).unwrap();
+    std::fs::copy(fixture("arr_b.c"), &adjoint).unwrap();
+    let config = common::config(&original);
+    let loaded = load(&original);
+    let head: Head = parse_head(&loaded.program, &config.head).unwrap();
+    let domain = aioli::check::domain::Domain::parse(&config.domain).unwrap();
+    let r = check_adjoint(
+        &original,
+        &loaded.program,
+        &head,
+        &domain,
+        &tangent,
+        &adjoint,
+        &options(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.passed, "{r}");
+}
+
 #[test]
 fn struct_by_pointer_in_and_out() {
     let r = assert_passes("cloud", &["e", "p"]);

@@ -1390,6 +1390,23 @@ double h(double u) {
                 "function pointers are not supported",
                 "2:24",
             ),
+            // `il/switch-decl`: what hoisting a switch body's declaration
+            // cannot keep.
+            (
+                "void f(int n, double *x) {\n  switch (n) { double t = 1.0; case 0: x[0] = t; }\n}\n",
+                "an initialised declaration before the first case label of a switch is never initialised; declare it without an initialiser",
+                "2:16",
+            ),
+            (
+                "void f(int n, double *x) {\n  switch (n) { case 0: x[0] = 1; double v[2] = {1, 2}; x[1] = v[1]; }\n}\n",
+                "a declaration with an initializer list directly inside a switch body is not supported; put it in a { } block",
+                "2:34",
+            ),
+            (
+                "void f(int n, double *x) {\n  switch (n) { case 0: x[0] = 1; static double c = 2; x[1] = c; }\n}\n",
+                "a static declaration directly inside a switch body is not supported; put it in a { } block",
+                "2:34",
+            ),
             (
                 "void f(double (*h)(double)) { }\n",
                 "function pointers are not supported",

@@ -393,7 +393,13 @@ pub fn check_adjoint(
     options: &AdjointCheckOptions,
 ) -> Result<AdjointCheck, CheckError> {
     let f = checkable_head(program, head, options.points)?;
-    let tloaded = load_derivative(Flavor::Tangent, tangent_path, original_path, &options.front)?;
+    let tloaded = load_derivative(
+        Flavor::Tangent,
+        tangent_path,
+        original_path,
+        None,
+        &options.front,
+    )?;
     let tangent = &tloaded.program;
     let tangent_proc = find_tangent_proc(program, head.proc, tangent)?;
     let tsig = match_signature(program, head.proc, tangent, tangent_proc)?;
@@ -401,9 +407,13 @@ pub fn check_adjoint(
     // includes its header, for aioli's front end and for `cc` alike.
     let dir = WorkDir::new(options.keep_dir.as_deref())?;
     crate::runtime::write(&dir.path).map_err(io_error("writing the runtime"))?;
-    let mut front = options.front.clone();
-    front.include_dirs.push(dir.path.clone());
-    let aloaded = load_derivative(Flavor::Adjoint, adjoint_path, original_path, &front)?;
+    let aloaded = load_derivative(
+        Flavor::Adjoint,
+        adjoint_path,
+        original_path,
+        Some(&dir.path),
+        &options.front,
+    )?;
     let adjoint = &aloaded.program;
     let adjoint_proc = find_adjoint_proc(program, head.proc, adjoint)?;
     let asig = match_adjoint_signature(program, head.proc, adjoint, adjoint_proc)?;
@@ -492,7 +502,15 @@ pub fn check_adjoint(
             object: "driver.o",
         },
     ];
-    let exe = build(&options.cc, &options.front, &dir.path, &units, &[])?;
+    // The runtime's directory comes first: an old `aioli.h` next to the
+    // user's file must not stand in for the one the adjoint needs.
+    let exe = build(
+        &options.cc,
+        &options.front,
+        &dir.path,
+        &units,
+        std::slice::from_ref(&dir.path),
+    )?;
     let output = run(&exe, Duration::from_millis(options.run_timeout_ms.max(1)))?;
     let results = parse_output(&plan, points.len(), &output)?;
 

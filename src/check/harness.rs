@@ -2361,12 +2361,15 @@ pub(crate) fn checkable_head<'p>(
     Ok(f)
 }
 
-/// A derivative file, read by aioli's own front end (with the directories
-/// of the derivative and of the original first on the include path).
+/// A derivative file, read by aioli's own front end (with the runtime's
+/// directory, if given, then the directories of the original and of the
+/// derivative first on the include path: an old `aioli.h` next to the
+/// original must not stand in for the runtime).
 pub(crate) fn load_derivative(
     flavor: Flavor,
     path: &Path,
     original_path: &Path,
+    runtime_dir: Option<&Path>,
     front: &FrontOptions,
 ) -> Result<front::Loaded, CheckError> {
     let mut front_options = front.clone();
@@ -2377,6 +2380,9 @@ pub(crate) fn load_derivative(
             _ => std::path::PathBuf::from("."),
         };
         front_options.include_dirs.insert(0, dir);
+    }
+    if let Some(d) = runtime_dir {
+        front_options.include_dirs.insert(0, d.to_path_buf());
     }
     front::load(path, &front_options).map_err(|(sources, d)| {
         let text = diag::render(&sources, &d);

@@ -365,7 +365,13 @@ pub fn check_tangent(
     options: &TangentCheckOptions,
 ) -> Result<TangentCheck, CheckError> {
     let f = checkable_head(program, head, options.points)?;
-    let loaded = load_derivative(Flavor::Tangent, tangent_path, original_path, &options.front)?;
+    let loaded = load_derivative(
+        Flavor::Tangent,
+        tangent_path,
+        original_path,
+        None,
+        &options.front,
+    )?;
     let tangent = &loaded.program;
     let tangent_proc = find_tangent_proc(program, head.proc, tangent)?;
     let signature = match_signature(program, head.proc, tangent, tangent_proc)?;

@@ -176,11 +176,14 @@ fn build(name: &str) -> String {
         "math.h" => {
             text.push_str(MATH_MACROS);
             for f in MATH_UNARY {
-                text.push_str(&format!("double {f}(double);\nfloat {f}f(float);\n"));
+                text.push_str(&format!(
+                    "double {f}(double);\nfloat {f}f(float);\nlong double {f}l(long double);\n"
+                ));
             }
             for f in MATH_BINARY {
                 text.push_str(&format!(
-                    "double {f}(double, double);\nfloat {f}f(float, float);\n"
+                    "double {f}(double, double);\nfloat {f}f(float, float);\n\
+                     long double {f}l(long double, long double);\n"
                 ));
             }
             // Known by signature only: not intrinsics, so calls to them are

@@ -343,6 +343,7 @@ fn adjoint_pass(
         commented: HashSet::new(),
         private_adjoints: Default::default(),
         adjoint_syms: HashSet::new(),
+        precision: None,
         simplifier: crate::simplify::Simplifier::new().map_err(|e| {
             Diagnostic::error(program.proc(first).span, format!("internal error: {e}"))
         })?,
@@ -778,6 +779,9 @@ struct AdjointHost<'x, 'a> {
     /// The adjoint variables of the procedure being finished
     /// (`adjoint/share-calls` reads them).
     adjoint_syms: HashSet<SymId>,
+    /// The precision of the `<math.h>` call whose partials are being
+    /// built: they call the same variant (`exp` of a `float` stays `exp`).
+    precision: Option<RealKind>,
     /// `adjoint/simplify`.
     simplifier: crate::simplify::Simplifier,
     /// The adjoint pointer parameters each `P_fwd` takes
@@ -3027,13 +3031,20 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     }
                 };
                 arity(f.arity())?;
-                let rank = args
-                    .iter()
-                    .map(|e| real_rank(&self.out, &e.ty))
-                    .max()
-                    .unwrap_or(2)
-                    .max(1);
+                let rank = match self.precision {
+                    Some(RealKind::Float) => 1,
+                    Some(RealKind::Double) => 2,
+                    Some(RealKind::LongDouble) => 3,
+                    None => args
+                        .iter()
+                        .map(|e| real_rank(&self.out, &e.ty))
+                        .max()
+                        .unwrap_or(2)
+                        .max(1),
+                };
                 let (precision, name) = match rank {
+                    // The output defines one digamma, in double.
+                    _ if f == MathFn::Digamma => (RealKind::Double, f.c_name().to_string()),
                     1 => (RealKind::Float, format!("{}f", f.c_name())),
                     3 => (RealKind::LongDouble, format!("{}l", f.c_name())),
                     _ => (RealKind::Double, f.c_name().to_string()),
@@ -4346,7 +4357,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
         &mut self,
         head: &str,
         mut args: Vec<AVal<'x>>,
-        _node: &AVal<'x>,
+        node: &AVal<'x>,
         rule: &str,
     ) -> Result<AVal<'x>, ApplyError> {
         let arity = |n: usize, args: &Vec<AVal<'x>>| {
@@ -5181,7 +5192,18 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     }
                     _ => Vec::new(),
                 };
-                self.partials(&f, &list, val)?
+                let precision = match node {
+                    AVal::With(call, _) => match &**call {
+                        AVal::Expr(e) => intrinsic_precision(e),
+                        AVal::New(e) => intrinsic_precision(e),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let saved = std::mem::replace(&mut self.precision, precision);
+                let r = self.partials(&f, &list, val);
+                self.precision = saved;
+                r?
             }
             "adjoint-formal" => {
                 arity(1, &args)?;
@@ -5481,6 +5503,14 @@ pub(crate) fn pointee_variable(program: &Program, e: &Expr) -> Result<SymId, Str
 /// The expressions of an initialiser, nested lists included.
 /// The variable an address expression points into (`a`, `&a[i]`,
 /// `&s.f`, `a + k`).
+/// The precision a `<math.h>` call was written with (`expf`: float).
+fn intrinsic_precision(e: &Expr) -> Option<RealKind> {
+    match &e.kind {
+        ExprKind::Intrinsic { call, .. } => call.precision,
+        _ => None,
+    }
+}
+
 fn address_root(e: &Expr) -> Option<SymId> {
     match &e.kind {
         ExprKind::Var(v) => Some(*v),

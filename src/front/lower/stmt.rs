@@ -6,8 +6,8 @@ use super::{Lowerer, R, err};
 use crate::front::ast;
 use crate::front::source::Span;
 use crate::il::{
-    ArrayLen, Block, Comments, Declarator, Expr, ExprKind, Init, LoopHeader, QualType, ScopeId,
-    Stmt, StmtKind, Storage, SwitchCase, SymKind, Symbol, Type,
+    ArrayLen, AssignSugar, Block, Comments, Declarator, Expr, ExprKind, Init, LoopHeader, QualType,
+    ScopeId, Stmt, StmtKind, Storage, SwitchCase, SymKind, Symbol, Type,
 };
 
 impl Lowerer<'_> {
@@ -420,22 +420,124 @@ impl Lowerer<'_> {
         if let Some(f) = &mut self.f {
             f.breakable_depth += 1;
         }
-        let r = self.switch_cases(c);
+        // The body is a block of its own: what it declares is visible
+        // from there to its end, in the cases that follow too.
+        let body_scope = self.new_scope(self.scope);
+        let outer = std::mem::replace(&mut self.scope, body_scope);
+        let mut hoisted = Vec::new();
+        let r = self.switch_cases(c, &mut hoisted);
+        self.scope = outer;
         if let Some(f) = &mut self.f {
             f.breakable_depth -= 1;
         }
         let cases = r?;
-        out.push(stmt(
+        let switch = stmt(
             StmtKind::Switch {
                 selector: sel,
                 cases,
             },
             span,
-        ));
+        );
+        if hoisted.is_empty() {
+            out.push(switch);
+        } else {
+            // `il/switch-decl`: the body's declarations go in front of the
+            // switch, in a block that ends with it.
+            hoisted.push(switch);
+            out.push(stmt(
+                StmtKind::Block(Block {
+                    stmts: hoisted,
+                    scope: body_scope,
+                    closing_comments: Vec::new(),
+                    span,
+                }),
+                span,
+            ));
+        }
         Ok(())
     }
 
-    fn switch_cases(&mut self, c: &ast::Compound) -> R<Vec<SwitchCase>> {
+    /// A declaration written directly in a switch body, lowered into `v`:
+    /// its declarations (initialisers removed) go to `hoisted`, and `v`
+    /// keeps the initialisers as assignments, where the declaration was
+    /// (`il/switch-decl`). Before the first case label, where C never
+    /// runs an initialiser, only declarations without one are accepted.
+    fn hoist_switch_decl(
+        &mut self,
+        v: Vec<Stmt>,
+        before_first_case: bool,
+        span: Span,
+        hoisted: &mut Vec<Stmt>,
+    ) -> R<Vec<Stmt>> {
+        let mut rest = Vec::new();
+        for mut st in v {
+            match &mut st.kind {
+                StmtKind::Decl { storage, vars, .. } if *storage != Storage::Static => {
+                    let mut assigns = Vec::new();
+                    for d in vars.iter_mut() {
+                        match d.init.take() {
+                            None => {}
+                            Some(_) if before_first_case => {
+                                return err(
+                                    span,
+                                    "an initialised declaration before the first case label of a \
+                                     switch is never initialised; declare it without an initialiser",
+                                );
+                            }
+                            Some(Init::Expr(e)) => {
+                                let sym = &mut self.prog.symbols[d.sym.index()];
+                                // Assigned now, not initialised.
+                                sym.ty.is_const = false;
+                                let target =
+                                    Expr::new(ExprKind::Var(d.sym), sym.ty.clone(), e.span);
+                                assigns.push(stmt(
+                                    StmtKind::Assign {
+                                        lhs: target,
+                                        rhs: e,
+                                        sugar: AssignSugar::Plain,
+                                    },
+                                    st.span,
+                                ));
+                            }
+                            Some(Init::List(..)) => {
+                                return err(
+                                    span,
+                                    "a declaration with an initializer list directly inside a switch \
+                                     body is not supported; put it in a { } block",
+                                );
+                            }
+                        }
+                    }
+                    if let Some(first) = assigns.first_mut() {
+                        first.comments = std::mem::take(&mut st.comments);
+                    }
+                    hoisted.push(st);
+                    rest.extend(assigns);
+                }
+                StmtKind::Decl { .. } => {
+                    return err(
+                        span,
+                        "a static declaration directly inside a switch body is not supported; put it \
+                         in a { } block",
+                    );
+                }
+                StmtKind::Call { decl_init, .. } | StmtKind::Alloc { decl_init, .. } => {
+                    *decl_init = false;
+                    rest.push(st);
+                }
+                _ => rest.push(st),
+            }
+        }
+        if before_first_case && !rest.is_empty() {
+            return err(
+                span,
+                "a statement before the first case label of a switch is never run; remove it",
+            );
+        }
+        Ok(rest)
+    }
+
+    fn switch_cases(&mut self, c: &ast::Compound, hoisted: &mut Vec<Stmt>) -> R<Vec<SwitchCase>> {
         let mut cases: Vec<SwitchCase> = Vec::new();
         let mut seen: Vec<i64> = Vec::new();
         let mut has_default = false;
@@ -476,20 +578,18 @@ impl Lowerer<'_> {
                     comments: item.comments.clone(),
                 });
             }
-            if cases.is_empty() {
+            let is_decl = matches!(cur.kind, ast::StmtKind::Decl(_));
+            if cases.is_empty() && !is_decl {
                 return err(
                     item.span,
                     "a statement before the first case label of a switch is not supported",
                 );
             }
-            if matches!(cur.kind, ast::StmtKind::Decl(_)) {
-                return err(
-                    cur.span,
-                    "declarations directly inside a switch body are not supported; put them in a { } block",
-                );
-            }
             let mut v = Vec::new();
             self.stmt(cur, &mut v)?;
+            if is_decl {
+                v = self.hoist_switch_decl(v, cases.is_empty(), cur.span, hoisted)?;
+            }
             // A temporary's declaration may not follow a case label in C99
             // (nor sit in a switch body at all): the split statement gets
             // its own block.
