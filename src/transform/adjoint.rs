@@ -3251,18 +3251,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .iter()
             .filter_map(|(push, pop)| Some((*self.runtime.get(push)?, *self.runtime.get(pop)?)))
             .collect();
-        let mut address_taken = HashSet::new();
-        crate::il::visit_stmts(body, &mut |s| {
-            for e in super::names::stmt_exprs(s) {
-                visit(e, &mut |x| {
-                    if let ExprKind::AddrOf(r) = &x.kind
-                        && let Some(v) = super::names::root_sym(r)
-                    {
-                        address_taken.insert(v);
-                    }
-                });
-            }
-        });
+        let address_taken = super::names::address_taken(body);
         let is_scalar = |v: SymId| {
             matches!(
                 self.out.resolve(&self.out.symbols[v.index()].ty.ty),

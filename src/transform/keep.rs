@@ -23,7 +23,7 @@
 //!   agree on it: the push and the pop come in mirrored order around the
 //!   statement's own saves.
 
-use super::share::{collect_calls, replace};
+use super::share::{collect_calls, replace, worth_sharing};
 use crate::il::validate::same_expr;
 use crate::il::{Block, Expr, ExprKind, Init, LoopHeader, MathFn, Stmt, StmtKind};
 
@@ -54,24 +54,11 @@ pub fn kept_calls(rhs: &Expr, adjoint: &[Stmt]) -> Vec<Expr> {
     kept
 }
 
-/// Functions whose call costs much more than a push and a pop: `sqrt`
-/// and the others compilers inline are left to be recomputed.
+/// Functions whose call costs much more than a push and a pop: not those
+/// compilers inline ([`worth_sharing`]), nor `sqrt` and `fmod`, which cost
+/// about as much as one.
 fn costly(f: MathFn) -> bool {
-    !matches!(
-        f,
-        MathFn::Sqrt
-            | MathFn::Fabs
-            | MathFn::Fmin
-            | MathFn::Fmax
-            | MathFn::Floor
-            | MathFn::Ceil
-            | MathFn::Round
-            | MathFn::Trunc
-            | MathFn::Fmod
-            | MathFn::Copysign
-            | MathFn::IntAbs
-            | MathFn::Digamma
-    )
+    worth_sharing(f) && !matches!(f, MathFn::Sqrt | MathFn::Fmod | MathFn::Digamma)
 }
 
 fn contains(e: &Expr, term: &Expr) -> bool {

@@ -314,6 +314,24 @@ pub fn stmt_exprs(s: &crate::il::Stmt) -> Vec<&Expr> {
     out
 }
 
+/// The variables whose address `stmts` take (`&x`, `&a[i]`, `&s.f`),
+/// nested statements and loop headers included.
+pub fn address_taken(stmts: &[crate::il::Stmt]) -> std::collections::HashSet<SymId> {
+    let mut out = std::collections::HashSet::new();
+    crate::il::visit_stmts(stmts, &mut |st| {
+        for e in stmt_exprs(st) {
+            crate::il::visit_expr(e, &mut |x| {
+                if let ExprKind::AddrOf(a) = &x.kind
+                    && let Some(r) = root_sym(a)
+                {
+                    out.insert(r);
+                }
+            });
+        }
+    });
+    out
+}
+
 /// The variable at the root of a reference.
 pub fn root_sym(e: &Expr) -> Option<SymId> {
     match &e.kind {

@@ -53,19 +53,9 @@ struct Private {
 
 impl Private {
     fn of(stmts: &[Stmt]) -> Private {
-        let mut address_taken = HashSet::new();
-        crate::il::visit_stmts(stmts, &mut |st| {
-            for e in super::names::stmt_exprs(st) {
-                visit_expr(e, &mut |x| {
-                    if let ExprKind::AddrOf(a) = &x.kind
-                        && let Some(r) = super::names::root_sym(a)
-                    {
-                        address_taken.insert(r);
-                    }
-                });
-            }
-        });
-        Private { address_taken }
+        Private {
+            address_taken: super::names::address_taken(stmts),
+        }
     }
 
     /// Every variable `e` reads is private, and `e` reads no memory
@@ -391,7 +381,7 @@ pub(crate) fn collect_calls<'e>(e: &'e Expr, always: bool, out: &mut Vec<(&'e Ex
 
 /// Compilers inline these (one instruction or a few, no `errno`) and merge
 /// repeated ones themselves: a temporary would only make the code longer.
-fn worth_sharing(f: MathFn) -> bool {
+pub(crate) fn worth_sharing(f: MathFn) -> bool {
     !matches!(
         f,
         MathFn::Fabs
