@@ -135,15 +135,22 @@ fn globals_used(program: &Program, proc: ProcId) -> (Vec<SymId>, Vec<SymId>) {
     {
         return (Vec::new(), Vec::new());
     }
-    // The procedures `proc` reaches.
-    let graph = program.call_graph();
+    // The procedures `proc` reaches, found by walking only their bodies
+    // (not the whole program's call graph: there is one head per root).
     let mut reached = vec![proc];
+    let mut seen = vec![false; program.procs.len()];
+    seen[proc.index()] = true;
     let mut i = 0;
     while i < reached.len() {
-        for &c in graph.get(reached[i].index()).into_iter().flatten() {
-            if !reached.contains(&c) {
-                reached.push(c);
-            }
+        if let Some(body) = &program.procs[reached[i].index()].body {
+            crate::il::visit_stmts(&body.stmts, &mut |s| {
+                if let StmtKind::Call { callee, .. } = &s.kind
+                    && !seen[callee.index()]
+                {
+                    seen[callee.index()] = true;
+                    reached.push(*callee);
+                }
+            });
         }
         i += 1;
     }

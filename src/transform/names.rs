@@ -385,6 +385,8 @@ pub struct Namer {
     taken: BTreeSet<String>,
     /// The names each procedure declares (parameters and locals).
     by_proc: HashMap<ProcId, BTreeSet<String>>,
+    /// Every name of `by_proc`, whichever procedure declares it.
+    declared_anywhere: HashSet<String>,
     /// Names of the procedure being differentiated (its parameters and
     /// locals, and what was created for it): local names need only avoid
     /// these and the global ones.
@@ -429,9 +431,11 @@ impl Namer {
                 by_proc.entry(p).or_default().insert(sym.name.clone());
             }
         }
+        let declared_anywhere = by_proc.values().flatten().cloned().collect();
         Namer {
             taken,
             by_proc,
+            declared_anywhere,
             local: BTreeSet::new(),
         }
     }
@@ -444,7 +448,7 @@ impl Namer {
     /// A global name (procedures, types, global variables), which no
     /// procedure's own name hides (`double h_d` in `f` would hide `h_d`).
     pub fn fresh(&mut self, base: &str) -> String {
-        let hidden = |n: &str| self.by_proc.values().any(|names| names.contains(n));
+        let hidden = |n: &str| self.declared_anywhere.contains(n);
         let n = if !hidden(base) {
             self.pick(base, |_, _| true)
         } else {
