@@ -360,7 +360,7 @@ fn adjoint_command(
     split: bool,
     rule_opts: &RuleOptions,
 ) -> ExitCode {
-    use aioli::transform::adjoint::{AdjointOptions, adjoint_program, load_adjoint_rules};
+    use aioli::transform::adjoint::{AdjointOptions, adjoint_with_warnings, load_adjoint_rules};
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
@@ -394,7 +394,12 @@ fn adjoint_command(
             for w in &a.warnings {
                 warnings.push_str(&diag::render(&loaded.sources, w));
             }
-            adjoint_program(a, &rules, &opts).map(|p| aioli::back::print_c(&p, &loaded.sources))
+            adjoint_with_warnings(a, &rules, &opts).map(|(p, notes)| {
+                for w in &notes {
+                    warnings.push_str(&diag::render(&loaded.sources, w));
+                }
+                aioli::back::print_c(&p, &loaded.sources)
+            })
         },
     );
     let text = match generated {

@@ -1,5 +1,6 @@
-//! The command line's standard output: a reader that goes away early
-//! (`aioli parse big.c | head`) ends aioli quietly, never with a panic.
+//! The command line's output: a reader that goes away early (`aioli parse
+//! big.c | head`) ends aioli quietly, never with a panic; warnings about
+//! the output go to standard error with their location.
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -42,4 +43,39 @@ fn a_closed_pipe_ends_the_output_quietly() {
     let status = child.wait().unwrap();
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(status.success(), "{status:?}\n{stderr}");
+}
+
+/// `adjoint/checkpoint`: a region whose snapshot needs memory of unknown
+/// size (the target of a pointer parameter) is taped instead of
+/// checkpointed, and the user is told where and why.
+#[test]
+fn a_region_that_cannot_be_checkpointed_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("region.c");
+    std::fs::write(
+        &path,
+        "#include <math.h>\nvoid f(int n, double *y)\n{\n    // $AD CHECKPOINT-START\n    \
+         for (int i = 1; i < n; i++) y[i] = y[i] * sin(y[i - 1]);\n    // $AD CHECKPOINT-END\n    \
+         y[0] = y[0] * y[n - 1];\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args(["adjoint", "--head", "f(y)/(y)", "--out"])
+        .arg(dir.path())
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "region.c:5:5: warning: this $AD CHECKPOINT-START region is not checkpointed"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("'y', whose size is not known here"),
+        "{stderr}"
+    );
+    assert!(dir.path().join("region_b.c").exists());
 }

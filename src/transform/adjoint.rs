@@ -131,6 +131,24 @@ pub fn adjoint_trace(
     rules: &RuleSet,
     opts: &AdjointOptions,
 ) -> Result<(Program, BTreeSet<String>), Diagnostic> {
+    adjoint_full(a, rules, opts).map(|p| (p.out, p.trace))
+}
+
+/// The output program and its warnings (a checkpoint region that could
+/// not be checkpointed).
+pub fn adjoint_with_warnings(
+    a: &Analysis<'_>,
+    rules: &RuleSet,
+    opts: &AdjointOptions,
+) -> Result<(Program, Vec<Diagnostic>), Diagnostic> {
+    adjoint_full(a, rules, opts).map(|p| (p.out, p.notes))
+}
+
+fn adjoint_full(
+    a: &Analysis<'_>,
+    rules: &RuleSet,
+    opts: &AdjointOptions,
+) -> Result<Pass, Diagnostic> {
     // `adjoint/fwd-adjoint-pointers`: which adjoint pointer parameters each
     // `P_fwd` takes is known only once its forward sweep is built, and the
     // callers are built first (heads first, then in call-graph order): the
@@ -139,16 +157,18 @@ pub fn adjoint_trace(
     // one translation).
     let mut needs = FwdNeeds::new();
     loop {
-        let (out, trace, found) = adjoint_pass(a, rules, opts, &needs)?;
+        let pass = adjoint_pass(a, rules, opts, &needs)?;
         let mut grew = false;
-        for (p, ix) in found {
+        for (p, ix) in &pass.found {
+            let ix = ix.clone();
+            let p = *p;
             let known = needs.entry(p).or_default();
             for i in ix {
                 grew |= known.insert(i);
             }
         }
         if !grew {
-            return Ok((out, trace));
+            return Ok(pass);
         }
     }
 }
@@ -164,7 +184,7 @@ fn adjoint_pass(
     rules: &RuleSet,
     opts: &AdjointOptions,
     needs: &FwdNeeds,
-) -> Result<(Program, BTreeSet<String>, FwdNeeds), Diagnostic> {
+) -> Result<Pass, Diagnostic> {
     let program = a.program;
     if a.split != opts.split {
         return Err(Diagnostic::error(
@@ -344,6 +364,7 @@ fn adjoint_pass(
         private_adjoints: Default::default(),
         adjoint_syms: HashSet::new(),
         precision: None,
+        notes: Vec::new(),
         simplifier: crate::simplify::Simplifier::new().map_err(|e| {
             Diagnostic::error(program.proc(first).span, format!("internal error: {e}"))
         })?,
@@ -384,6 +405,7 @@ fn adjoint_pass(
     }
     let trace = std::mem::take(&mut host.trace);
     let found = std::mem::take(&mut host.fwd_found);
+    let notes = std::mem::take(&mut host.notes);
     let mut out = host.finish(&diff_procs);
     for p in out.procs.iter_mut() {
         if let Some(b) = &mut p.body {
@@ -392,7 +414,20 @@ fn adjoint_pass(
             p.stmt_count = n;
         }
     }
-    Ok((out, trace, found))
+    Ok(Pass {
+        out,
+        trace,
+        found,
+        notes,
+    })
+}
+
+/// What one translation gives.
+struct Pass {
+    out: Program,
+    trace: BTreeSet<String>,
+    found: FwdNeeds,
+    notes: Vec<Diagnostic>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -784,6 +819,8 @@ struct AdjointHost<'x, 'a> {
     precision: Option<RealKind>,
     /// `adjoint/simplify`.
     simplifier: crate::simplify::Simplifier,
+    /// Warnings about the output (a checkpoint region taped instead).
+    notes: Vec<Diagnostic>,
     /// The adjoint pointer parameters each `P_fwd` takes
     /// (`adjoint/fwd-adjoint-pointers`), and those this translation found
     /// its forward sweeps read.
@@ -4270,9 +4307,28 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 .stmt()
                 .is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
             "isJoint" => self.stmt().is_some_and(|s| self.is_joint_call(s)),
-            "isCheckpoint" => self
-                .stmt()
-                .is_some_and(|s| checkpoint::is_region(s) && self.region_snapshot(s).is_ok()),
+            "isCheckpoint" => match self.stmt() {
+                Some(s) if checkpoint::is_region(s) => match self.region_snapshot(s) {
+                    Ok(_) => true,
+                    Err(why) => {
+                        // `adjoint/checkpoint`: a region whose snapshot
+                        // cannot be taken is taped like any other code
+                        // (right, but not checkpointed): the user is told.
+                        let note = Diagnostic::warning(
+                            s.span,
+                            format!(
+                                "this $AD CHECKPOINT-START region is not checkpointed (its values \
+                                 are stored on the stack instead): {why}"
+                            ),
+                        );
+                        if !self.notes.iter().any(|n| n.span == note.span) {
+                            self.notes.push(note);
+                        }
+                        false
+                    }
+                },
+                _ => false,
+            },
             "hasBody" => match subject {
                 AVal::Sym(p) => self.program.proc(ProcId(p.0)).body.is_some(),
                 _ => false,
