@@ -1434,7 +1434,7 @@ impl Lowerer<'_> {
     }
 
     /// A fresh temporary in the innermost block's scope.
-    fn new_temp(&mut self, ty: QualType, span: Span) -> R<crate::il::SymId> {
+    pub(super) fn new_temp(&mut self, ty: QualType, span: Span) -> R<crate::il::SymId> {
         let Some(f) = &self.f else {
             return err(span, "a call here is not supported");
         };

@@ -176,6 +176,9 @@ impl Lowerer<'_> {
                 let (pre, cond) = self.loop_condition(cond)?;
                 let header = if pre.is_empty() {
                     LoopHeader::DoWhile { cond }
+                } else if continues_this_loop(&body.stmts) {
+                    self.do_while_with_continue(pre, cond, &mut body, span, out)?;
+                    forever()
                 } else {
                     self.loop_with_effects(pre, cond, &mut body, true, span)?;
                     forever()
@@ -274,8 +277,9 @@ impl Lowerer<'_> {
 
     /// `il/split` for loop conditions with side effects: the loop becomes
     /// `for (;;)` whose body starts (or, for do-while, ends) with the
-    /// condition's statements and `if (!(cond)) break;`. A `continue` in a
-    /// do-while body would skip that test, so that case is rejected.
+    /// condition's statements and `if (!(cond)) break;`. (A do-while body
+    /// with a `continue`, which would skip that test, goes through
+    /// `do_while_with_continue` instead.)
     fn loop_with_effects(
         &mut self,
         pre: Vec<Stmt>,
@@ -284,12 +288,6 @@ impl Lowerer<'_> {
         at_end: bool,
         span: Span,
     ) -> R<()> {
-        if at_end && continues_this_loop(&body.stmts) {
-            return err(
-                cond.span,
-                "a do-while loop whose condition has side effects and whose body uses `continue` is not supported",
-            );
-        }
         let cspan = cond.span;
         let mut inner = cond;
         inner.parens = true;
@@ -322,6 +320,80 @@ impl Lowerer<'_> {
             test.append(&mut body.stmts);
             body.stmts = test;
         }
+        Ok(())
+    }
+
+    /// `il/split` for a do-while loop whose condition has side effects and
+    /// whose body uses `continue`: a `continue` must reach the test, so the
+    /// test moves to the top of a `for (;;)` body, skipped on the first
+    /// iteration by a flag declared before the loop (`int aioli_tmp = 1;`
+    /// … `if (!aioli_tmp) { PRE; if (!(COND)) break; } aioli_tmp = 0;
+    /// BODY`).
+    fn do_while_with_continue(
+        &mut self,
+        pre: Vec<Stmt>,
+        cond: Expr,
+        body: &mut Block,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> R<()> {
+        let int = |value: i64| {
+            Expr::new(
+                ExprKind::IntConst {
+                    value,
+                    text: value.to_string(),
+                },
+                QualType::int(),
+                span,
+            )
+        };
+        let flag = self.new_temp(QualType::int(), span)?;
+        let flag_var = Expr::new(ExprKind::Var(flag), QualType::int(), span);
+        out.push(stmt(
+            StmtKind::Decl {
+                base: QualType::int(),
+                storage: Storage::Auto,
+                vars: vec![Declarator {
+                    sym: flag,
+                    init: Some(Init::Expr(int(1))),
+                }],
+            },
+            span,
+        ));
+        let mut test = Block {
+            stmts: Vec::new(),
+            scope: self.new_scope(body.scope),
+            closing_comments: Vec::new(),
+            span,
+        };
+        self.loop_with_effects(pre, cond, &mut test, false, span)?;
+        let not_first = Expr::new(
+            ExprKind::Unary {
+                op: crate::il::UnOp::Not,
+                arg: Box::new(flag_var.clone()),
+            },
+            QualType::int(),
+            span,
+        );
+        let head = [
+            stmt(
+                StmtKind::If {
+                    cond: not_first,
+                    then: test,
+                    other: None,
+                },
+                span,
+            ),
+            stmt(
+                StmtKind::Assign {
+                    lhs: flag_var,
+                    rhs: int(0),
+                    sugar: AssignSugar::Plain,
+                },
+                span,
+            ),
+        ];
+        body.stmts.splice(0..0, head);
         Ok(())
     }
 
