@@ -1377,6 +1377,37 @@ double h(double u) {
         assert_eq!(p.items[2].file, p.main_file);
     }
 
+    /// `il/switch-decl`: a declaration right after a case label (C23's
+    /// form; C99 wants a statement there) goes in front of the switch like
+    /// one after a statement; the switch then sits in the block with it.
+    #[test]
+    fn a_declaration_right_after_a_case_label_is_hoisted() {
+        let p = ok(
+            "double g(int k, double x) {\n  double s = 0.0;\n  switch (k) {\n  case 0:\n    double t = x * x;\n    s = t;\n    break;\n  default:\n    double u = 3.0 * x;\n    s = u;\n  }\n  return s;\n}\n",
+        );
+        let body = &p
+            .procs
+            .iter()
+            .find(|f| f.name == "g")
+            .unwrap()
+            .body
+            .as_ref()
+            .unwrap()
+            .stmts;
+        let StmtKind::Block(b) = &body[1].kind else {
+            panic!("{:?}", body[1].kind)
+        };
+        let names: Vec<&str> = b.stmts[..2]
+            .iter()
+            .map(|st| match &st.kind {
+                StmtKind::Decl { vars, .. } => p.symbols[vars[0].sym.index()].name.as_str(),
+                k => panic!("{k:?}"),
+            })
+            .collect();
+        assert_eq!(names, ["t", "u"]);
+        assert!(matches!(b.stmts[2].kind, StmtKind::Switch { .. }));
+    }
+
     #[test]
     fn more_rejections_are_located() {
         let cases: &[(&str, &str, &str)] = &[

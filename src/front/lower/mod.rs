@@ -248,7 +248,12 @@ impl<'a> Lowerer<'a> {
 
     /// Looks a variable up from the current scope outwards.
     fn lookup_var(&self, name: &str) -> Option<SymId> {
-        let mut scope = Some(self.scope);
+        self.lookup_var_from(self.scope, name)
+    }
+
+    /// The variable `name` designates in `from` (and the scopes around it).
+    fn lookup_var_from(&self, from: ScopeId, name: &str) -> Option<SymId> {
+        let mut scope = Some(from);
         let mut guard = 0;
         while let Some(s) = scope {
             let sc = self.prog.scopes.get(s.index())?;

@@ -497,7 +497,7 @@ impl Lowerer<'_> {
         let body_scope = self.new_scope(self.scope);
         let outer = std::mem::replace(&mut self.scope, body_scope);
         let mut hoisted = Vec::new();
-        let r = self.switch_cases(c, &mut hoisted);
+        let r = self.switch_cases(c, &mut hoisted, outer);
         self.scope = outer;
         if let Some(f) = &mut self.f {
             f.breakable_depth -= 1;
@@ -540,6 +540,7 @@ impl Lowerer<'_> {
         before_first_case: bool,
         span: Span,
         hoisted: &mut Vec<Stmt>,
+        outer: ScopeId,
     ) -> R<Vec<Stmt>> {
         let mut rest = Vec::new();
         for mut st in v {
@@ -547,6 +548,22 @@ impl Lowerer<'_> {
                 StmtKind::Decl { storage, vars, .. } if *storage != Storage::Static => {
                     let mut assigns = Vec::new();
                     for d in vars.iter_mut() {
+                        // In front of the switch, the declaration would hide
+                        // an outer variable of its name from the selector and
+                        // the cases before it: it takes a fresh name (the
+                        // statements after it name it by its symbol).
+                        let name = self.prog.symbols[d.sym.index()].name.clone();
+                        if self.lookup_var_from(outer, &name).is_some()
+                            || self.proc_names.contains_key(&name)
+                        {
+                            let fresh = (1..)
+                                .map(|k| format!("{name}_{k}"))
+                                .find(|n| {
+                                    self.lookup_var(n).is_none() && !self.proc_names.contains_key(n)
+                                })
+                                .expect("some name is free");
+                            self.prog.symbols[d.sym.index()].name = fresh;
+                        }
                         match d.init.take() {
                             None => {}
                             Some(_) if before_first_case => {
@@ -609,7 +626,12 @@ impl Lowerer<'_> {
         Ok(rest)
     }
 
-    fn switch_cases(&mut self, c: &ast::Compound, hoisted: &mut Vec<Stmt>) -> R<Vec<SwitchCase>> {
+    fn switch_cases(
+        &mut self,
+        c: &ast::Compound,
+        hoisted: &mut Vec<Stmt>,
+        outer: ScopeId,
+    ) -> R<Vec<SwitchCase>> {
         let mut cases: Vec<SwitchCase> = Vec::new();
         let mut seen: Vec<i64> = Vec::new();
         let mut has_default = false;
@@ -660,7 +682,7 @@ impl Lowerer<'_> {
             let mut v = Vec::new();
             self.stmt(cur, &mut v)?;
             if is_decl {
-                v = self.hoist_switch_decl(v, cases.is_empty(), cur.span, hoisted)?;
+                v = self.hoist_switch_decl(v, cases.is_empty(), cur.span, hoisted, outer)?;
             }
             // A temporary's declaration may not follow a case label in C99
             // (nor sit in a switch body at all): the split statement gets
