@@ -33,8 +33,8 @@ use crate::front::source::{SourceMap, Span};
 use crate::il::validate::same_expr;
 use crate::il::visit_expr as visit;
 use crate::il::{
-    ArrayLen, AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, Intrinsic,
-    Item, ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
+    ArrayLen, AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, Item,
+    ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
     ScopeId, Stmt, StmtId, StmtKind, Storage, SymId, SymKind, Symbol, Type, UnOp,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -160,10 +160,8 @@ fn adjoint_full(
         let pass = adjoint_pass(a, rules, opts, &needs)?;
         let mut grew = false;
         for (p, ix) in &pass.found {
-            let ix = ix.clone();
-            let p = *p;
-            let known = needs.entry(p).or_default();
-            for i in ix {
+            let known = needs.entry(*p).or_default();
+            for &i in ix {
                 grew |= known.insert(i);
             }
         }
@@ -3068,36 +3066,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     }
                 };
                 arity(f.arity())?;
-                let rank = match self.precision {
-                    Some(RealKind::Float) => 1,
-                    Some(RealKind::Double) => 2,
-                    Some(RealKind::LongDouble) => 3,
-                    None => args
-                        .iter()
-                        .map(|e| real_rank(&self.out, &e.ty))
-                        .max()
-                        .unwrap_or(2)
-                        .max(1),
-                };
-                let (precision, name) = match rank {
-                    // The output defines one digamma, in double.
-                    _ if f == MathFn::Digamma => (RealKind::Double, f.c_name().to_string()),
-                    1 => (RealKind::Float, format!("{}f", f.c_name())),
-                    3 => (RealKind::LongDouble, format!("{}l", f.c_name())),
-                    _ => (RealKind::Double, f.c_name().to_string()),
-                };
-                Expr::new(
-                    ExprKind::Intrinsic {
-                        call: Intrinsic {
-                            func: f,
-                            precision: Some(precision),
-                            name,
-                        },
-                        args,
-                    },
-                    real_of_rank(rank),
-                    self.span(),
-                )
+                super::tangent::intrinsic_expr(&self.out, f, self.precision, args, self.span())
             }
         })
     }
@@ -3691,18 +3660,20 @@ fn assigned_var(s: &Stmt) -> Option<SymId> {
     }
 }
 
+/// Adds to `out` every variable `e` reads that `known` does not hold.
+fn reads_not_in(e: &Expr, known: impl Fn(SymId) -> bool, out: &mut HashSet<SymId>) {
+    visit(e, &mut |x| {
+        if let ExprKind::Var(v) = x.kind
+            && !known(v)
+        {
+            out.insert(v);
+        }
+    });
+}
+
 /// Variables read outside every `for` loop whose header assigns them
 /// (`covered` holds the indices of the enclosing ones).
 fn index_reads_outside_loops(stmts: &[Stmt], covered: &mut Vec<SymId>, out: &mut HashSet<SymId>) {
-    let note = |e: &Expr, covered: &[SymId], out: &mut HashSet<SymId>| {
-        visit(e, &mut |x| {
-            if let ExprKind::Var(v) = x.kind
-                && !covered.contains(&v)
-            {
-                out.insert(v);
-            }
-        });
-    };
     for s in stmts {
         match &s.kind {
             StmtKind::Loop {
@@ -3713,7 +3684,7 @@ fn index_reads_outside_loops(stmts: &[Stmt], covered: &mut Vec<SymId>, out: &mut
                 let index = init.iter().find_map(assigned_var);
                 covered.extend(index);
                 if let Some(c) = cond {
-                    note(c, covered, out);
+                    reads_not_in(c, |v| covered.contains(&v), out);
                 }
                 index_reads_outside_loops(step, covered, out);
                 index_reads_outside_loops(&body.stmts, covered, out);
@@ -3733,7 +3704,7 @@ fn index_reads_outside_loops(stmts: &[Stmt], covered: &mut Vec<SymId>, out: &mut
                     if lhs.is_some_and(|l| std::ptr::eq(l, e)) && var_path_root(e).is_some() {
                         continue;
                     }
-                    note(e, covered, out);
+                    reads_not_in(e, |v| covered.contains(&v), out);
                 }
                 match &s.kind {
                     StmtKind::If { then, other, .. } => {
@@ -3842,38 +3813,29 @@ fn store_reads(e: &Expr, note: &mut impl FnMut(&Expr)) {
 /// writes counts as written only inside it (both branches of an `if`, and
 /// a `do` body, count after them).
 fn exposed_reads(stmts: &[Stmt], written: &mut HashSet<SymId>, out: &mut HashSet<SymId>) {
-    let expr_reads = |e: &Expr, written: &HashSet<SymId>, out: &mut HashSet<SymId>| {
-        visit(e, &mut |x| {
-            if let ExprKind::Var(v) = x.kind
-                && !written.contains(&v)
-            {
-                out.insert(v);
-            }
-        });
-    };
     for s in stmts {
         match &s.kind {
             StmtKind::Loop { header, body } => match header {
                 LoopHeader::For { init, cond, step } => {
                     exposed_reads(init, written, out);
                     if let Some(c) = cond {
-                        expr_reads(c, written, out);
+                        reads_not_in(c, |v| written.contains(&v), out);
                     }
                     let mut inner = written.clone();
                     exposed_reads(&body.stmts, &mut inner, out);
                     exposed_reads(step, &mut inner, out);
                 }
                 LoopHeader::While { cond } => {
-                    expr_reads(cond, written, out);
+                    reads_not_in(cond, |v| written.contains(&v), out);
                     exposed_reads(&body.stmts, &mut written.clone(), out);
                 }
                 LoopHeader::DoWhile { cond } => {
                     exposed_reads(&body.stmts, written, out);
-                    expr_reads(cond, written, out);
+                    reads_not_in(cond, |v| written.contains(&v), out);
                 }
             },
             StmtKind::If { cond, then, other } => {
-                expr_reads(cond, written, out);
+                reads_not_in(cond, |v| written.contains(&v), out);
                 let mut a = written.clone();
                 exposed_reads(&then.stmts, &mut a, out);
                 let mut b = written.clone();
@@ -3888,7 +3850,9 @@ fn exposed_reads(stmts: &[Stmt], written: &mut HashSet<SymId>, out: &mut HashSet
             StmtKind::Decl { vars, .. } => {
                 for d in vars {
                     if let Some(init) = &d.init {
-                        visit_init(init, &mut |e| expr_reads(e, written, out));
+                        visit_init(init, &mut |e| {
+                            reads_not_in(e, |v| written.contains(&v), out)
+                        });
                     }
                     written.insert(d.sym);
                 }

@@ -873,6 +873,48 @@ pub(super) fn real_rank(program: &Program, t: &QualType) -> u8 {
     }
 }
 
+/// A call of `<math.h>` function `f` in derivative code: in the precision
+/// of the call being differentiated (`precision`: `exp` of a `float`
+/// stays `exp`), else in that of its widest real argument; digamma, which
+/// the output defines once, in double.
+pub(super) fn intrinsic_expr(
+    program: &Program,
+    f: MathFn,
+    precision: Option<RealKind>,
+    args: Vec<Expr>,
+    span: Span,
+) -> Expr {
+    let rank = match precision {
+        Some(RealKind::Float) => 1,
+        Some(RealKind::Double) => 2,
+        Some(RealKind::LongDouble) => 3,
+        None => args
+            .iter()
+            .map(|e| real_rank(program, &e.ty))
+            .max()
+            .unwrap_or(2)
+            .max(1),
+    };
+    let (precision, name) = match rank {
+        _ if f == MathFn::Digamma => (RealKind::Double, f.c_name().to_string()),
+        1 => (RealKind::Float, format!("{}f", f.c_name())),
+        3 => (RealKind::LongDouble, format!("{}l", f.c_name())),
+        _ => (RealKind::Double, f.c_name().to_string()),
+    };
+    Expr::new(
+        ExprKind::Intrinsic {
+            call: Intrinsic {
+                func: f,
+                precision: Some(precision),
+                name,
+            },
+            args,
+        },
+        real_of_rank(rank),
+        span,
+    )
+}
+
 pub(super) fn real_of_rank(r: u8) -> QualType {
     QualType::new(Type::Real(match r {
         1 => RealKind::Float,
@@ -2884,35 +2926,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                         .iter()
                         .map(|a| self.expr_of(a))
                         .collect::<Result<Vec<_>, _>>()?;
-                    let rank = match self.precision {
-                        Some(RealKind::Float) => 1,
-                        Some(RealKind::Double) => 2,
-                        Some(RealKind::LongDouble) => 3,
-                        None => es
-                            .iter()
-                            .map(|e| real_rank(&self.out, &e.ty))
-                            .max()
-                            .unwrap_or(2)
-                            .max(1),
-                    };
-                    let ty = real_of_rank(rank);
-                    let (precision, name) = match rank {
-                        _ if f == MathFn::Digamma => (RealKind::Double, f.c_name().to_string()),
-                        1 => (RealKind::Float, format!("{}f", f.c_name())),
-                        3 => (RealKind::LongDouble, format!("{}l", f.c_name())),
-                        _ => (RealKind::Double, f.c_name().to_string()),
-                    };
                     let span = self.span();
-                    return Ok(Val::New(Expr::new(
-                        ExprKind::Intrinsic {
-                            call: Intrinsic {
-                                func: f,
-                                precision: Some(precision),
-                                name,
-                            },
-                            args: es,
-                        },
-                        ty,
+                    return Ok(Val::New(intrinsic_expr(
+                        &self.out,
+                        f,
+                        self.precision,
+                        es,
                         span,
                     )));
                 }
