@@ -228,6 +228,36 @@ fn stored_var(s: &Stmt) -> Option<SymId> {
     }
 }
 
+/// Does `user` mention a variable whose address `call` passes (`f_d(x, xd,
+/// &t)` storing the primal result in `t`)? Folded into `user`, the call
+/// would run while `user` is evaluated, and C leaves the order of the
+/// operands unspecified: a read of `t` in `user` might come first.
+fn reads_what_call_addresses(call: &Stmt, user: &Stmt) -> bool {
+    let StmtKind::Call { args, .. } = &call.kind else {
+        return false;
+    };
+    let mut addressed = HashSet::new();
+    for a in args {
+        crate::il::visit_expr(a, &mut |e| {
+            if let ExprKind::AddrOf(r) = &e.kind
+                && let ExprKind::Var(v) = &r.kind
+            {
+                addressed.insert(*v);
+            }
+        });
+    }
+    if addressed.is_empty() {
+        return false;
+    }
+    let mut found = false;
+    for e in crate::il::stmt_exprs(user) {
+        crate::il::visit_expr(e, &mut |x| {
+            found |= matches!(&x.kind, ExprKind::Var(v) if addressed.contains(v));
+        });
+    }
+    found
+}
+
 fn is_decl_init(s: &Stmt) -> bool {
     matches!(
         &s.kind,
@@ -294,7 +324,7 @@ pub(crate) fn plan<'a>(program: &Program, stmts: &'a [Stmt]) -> Plan<'a> {
             let next = list[i + 1..].iter().find(|n| {
                 key(n) == use_stmt || (!temp_only_decl(n) && !plan.hidden.contains(&key(n)))
             });
-            if next.is_some_and(|n| key(n) == use_stmt) {
+            if next.is_some_and(|n| key(n) == use_stmt && !reads_what_call_addresses(s, n)) {
                 plan.folded.insert(temp, s);
                 plan.hidden.insert(key(s));
             }

@@ -1055,6 +1055,45 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
+/// The expressions a statement evaluates itself (not those of nested
+/// statements).
+pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
+    let mut out = Vec::new();
+    match &s.kind {
+        StmtKind::Assign { lhs, rhs, .. } => out.extend([lhs, rhs]),
+        StmtKind::Call { result, args, .. } => {
+            out.extend(result.iter());
+            out.extend(args.iter());
+        }
+        StmtKind::Decl { vars, .. } => {
+            fn init<'e>(i: &'e Init, out: &mut Vec<&'e Expr>) {
+                match i {
+                    Init::Expr(e) => out.push(e),
+                    Init::List(items, _) => items.iter().for_each(|i| init(i, out)),
+                }
+            }
+            for v in vars {
+                if let Some(i) = &v.init {
+                    init(i, &mut out);
+                }
+            }
+        }
+        StmtKind::Alloc { target, count, .. } => out.extend([target, count]),
+        StmtKind::Free { ptr } => out.push(ptr),
+        StmtKind::Return(Some(e)) | StmtKind::Discard(e) => out.push(e),
+        StmtKind::If { cond, .. } => out.push(cond),
+        StmtKind::Switch { selector, .. } => out.push(selector),
+        StmtKind::Loop { header, .. } => match header {
+            LoopHeader::For { cond, .. } => out.extend(cond.iter()),
+            LoopHeader::While { cond } | LoopHeader::DoWhile { cond } => {
+                out.push(cond)
+            }
+        },
+        _ => {}
+    }
+    out
+}
+
 /// Calls `f` on every statement of a list, in source order, descending into
 /// blocks, branches, loop headers, loop bodies and switch cases.
 pub fn visit_stmts<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {

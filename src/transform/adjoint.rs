@@ -226,7 +226,7 @@ fn adjoint_pass(
     let mut out = program.clone();
     let mut namer = Namer::of(program);
     let diff = DiffSets::of(a, &a.order);
-    super::names::refuse_pointer_results(program, &diff, &a.order)?;
+    super::names::refuse_pointer_results(program, &diff, &a.order, false)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     super::tangent::refuse_overlapping_calls(a, &diff_procs, true)?;

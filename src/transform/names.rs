@@ -106,7 +106,7 @@ impl DiffSets {
         // Pointers that designate diff memory, and what their values come
         // from, need derivatives too: iterate over pointer assignments.
         loop {
-            let before = d.syms.len();
+            let before = (d.syms.len(), d.results.len());
             for &p in procs {
                 let Some(body) = &program.proc(p).body else {
                     continue;
@@ -120,10 +120,10 @@ impl DiffSets {
                 crate::il::visit_stmts(&body.stmts, &mut |s| {
                     for e in stmt_exprs(s) {
                         deref_bases(e, &mut |b| {
-                            if reaches_diff(b)
-                                && let Some(root) = address_root(b)
-                            {
-                                d.syms.insert(root);
+                            if reaches_diff(b) {
+                                let mut roots = Vec::new();
+                                address_roots(b, &mut roots);
+                                d.syms.extend(roots);
                             }
                         });
                     }
@@ -131,9 +131,10 @@ impl DiffSets {
                         StmtKind::Assign { lhs, rhs, .. } => {
                             if is_pointer(program, &lhs.ty)
                                 && root_sym(lhs).is_some_and(|r| d.syms.contains(&r))
-                                && let Some(r) = pointer_root(rhs)
                             {
-                                d.syms.insert(r);
+                                let mut roots = Vec::new();
+                                pointer_roots(rhs, &mut roots);
+                                d.syms.extend(roots);
                             }
                         }
                         StmtKind::Decl { vars, .. } => {
@@ -141,17 +142,39 @@ impl DiffSets {
                                 if d.syms.contains(&v.sym)
                                     && is_pointer(program, &program.sym(v.sym).ty)
                                     && let Some(crate::il::Init::Expr(e)) = &v.init
-                                    && let Some(r) = pointer_root(e)
                                 {
-                                    d.syms.insert(r);
+                                    let mut roots = Vec::new();
+                                    pointer_roots(e, &mut roots);
+                                    d.syms.extend(roots);
                                 }
                             }
+                        }
+                        // `tangent/pointer-result`: a pointer with a
+                        // derivative pointer set from a call's result: the
+                        // callee returns the derivative pointer too.
+                        StmtKind::Call {
+                            callee,
+                            result: Some(r),
+                            ..
+                        } if is_pointer(program, &r.ty)
+                            && program.proc(*callee).body.is_some()
+                            && root_sym(r).is_some_and(|v| d.syms.contains(&v)) =>
+                        {
+                            d.results.insert(*callee);
+                        }
+                        // ... and what it returns has one.
+                        StmtKind::Return(Some(e))
+                            if d.results.contains(&p) && is_pointer(program, &e.ty) =>
+                        {
+                            let mut roots = Vec::new();
+                            pointer_roots(e, &mut roots);
+                            d.syms.extend(roots);
                         }
                         _ => {}
                     }
                 });
             }
-            if d.syms.len() == before {
+            if (d.syms.len(), d.results.len()) == before {
                 break;
             }
         }
@@ -275,44 +298,7 @@ fn deref_bases<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
     }
 }
 
-/// The expressions a statement evaluates itself (not those of nested
-/// statements).
-pub fn stmt_exprs(s: &crate::il::Stmt) -> Vec<&Expr> {
-    let mut out = Vec::new();
-    match &s.kind {
-        StmtKind::Assign { lhs, rhs, .. } => out.extend([lhs, rhs]),
-        StmtKind::Call { result, args, .. } => {
-            out.extend(result.iter());
-            out.extend(args.iter());
-        }
-        StmtKind::Decl { vars, .. } => {
-            fn init<'e>(i: &'e crate::il::Init, out: &mut Vec<&'e Expr>) {
-                match i {
-                    crate::il::Init::Expr(e) => out.push(e),
-                    crate::il::Init::List(items, _) => items.iter().for_each(|i| init(i, out)),
-                }
-            }
-            for v in vars {
-                if let Some(i) = &v.init {
-                    init(i, &mut out);
-                }
-            }
-        }
-        StmtKind::Alloc { target, count, .. } => out.extend([target, count]),
-        StmtKind::Free { ptr } => out.push(ptr),
-        StmtKind::Return(Some(e)) | StmtKind::Discard(e) => out.push(e),
-        StmtKind::If { cond, .. } => out.push(cond),
-        StmtKind::Switch { selector, .. } => out.push(selector),
-        StmtKind::Loop { header, .. } => match header {
-            crate::il::LoopHeader::For { cond, .. } => out.extend(cond.iter()),
-            crate::il::LoopHeader::While { cond } | crate::il::LoopHeader::DoWhile { cond } => {
-                out.push(cond)
-            }
-        },
-        _ => {}
-    }
-    out
-}
+pub use crate::il::stmt_exprs;
 
 /// The variables whose address `stmts` take (`&x`, `&a[i]`, `&s.f`),
 /// nested statements and loop headers included.
@@ -343,26 +329,37 @@ pub fn root_sym(e: &Expr) -> Option<SymId> {
     }
 }
 
-/// The variable a reference goes through, pointer arithmetic included
-/// (`*(q + 1)` → q).
-fn address_root(e: &Expr) -> Option<SymId> {
+/// The variables a reference goes through, pointer arithmetic included
+/// (`*(q + 1)` → q; `*(c ? a : b)` → a and b).
+fn address_roots(e: &Expr, out: &mut Vec<SymId>) {
     match &e.kind {
-        ExprKind::Deref(p) => pointer_root(p),
-        ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => address_root(base),
-        _ => root_sym(e),
+        ExprKind::Deref(p) => pointer_roots(p, out),
+        ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => address_roots(base, out),
+        _ => out.extend(root_sym(e)),
     }
 }
 
-/// The variable whose memory a pointer-valued expression points into.
-fn pointer_root(e: &Expr) -> Option<SymId> {
+/// The variables whose memory a pointer-valued expression may point into.
+fn pointer_roots(e: &Expr, out: &mut Vec<SymId>) {
     match &e.kind {
-        ExprKind::Var(s) => Some(*s),
-        ExprKind::AddrOf(r) => root_sym(r),
-        ExprKind::Cast { arg, .. } => pointer_root(arg),
-        ExprKind::Binary { lhs, rhs, .. } => pointer_root(lhs).or_else(|| pointer_root(rhs)),
-        ExprKind::Cond { then, other, .. } => pointer_root(then).or_else(|| pointer_root(other)),
-        ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => root_sym(e),
-        _ => None,
+        ExprKind::Var(s) => out.push(*s),
+        ExprKind::AddrOf(r) => out.extend(root_sym(r)),
+        ExprKind::Cast { arg, .. } => pointer_roots(arg, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            let before = out.len();
+            pointer_roots(lhs, out);
+            if out.len() == before {
+                pointer_roots(rhs, out);
+            }
+        }
+        ExprKind::Cond { then, other, .. } => {
+            pointer_roots(then, out);
+            pointer_roots(other, out);
+        }
+        ExprKind::Index { .. } | ExprKind::Field { .. } | ExprKind::Deref(_) => {
+            out.extend(root_sym(e))
+        }
+        _ => {}
     }
 }
 
@@ -592,6 +589,7 @@ pub(crate) fn refuse_pointer_results(
     program: &Program,
     diff: &DiffSets,
     procs: &[ProcId],
+    allow_pointers: bool,
 ) -> Result<(), crate::front::diag::Diagnostic> {
     let refuse = |span, callee: ProcId| {
         Err(crate::front::diag::Diagnostic::error(
@@ -615,14 +613,17 @@ pub(crate) fn refuse_pointer_results(
         }
         _ => false,
     };
-    if let Some((span, callee)) = first_call(program, procs, stores_pointer) {
+    if allow_pointers {
+        // `tangent/pointer-result`: the derivative pointer is the result.
+    } else if let Some((span, callee)) = first_call(program, procs, stores_pointer) {
         return refuse(span, callee);
-    }
-    let mut procs_with_results: Vec<ProcId> = diff.results.iter().copied().collect();
-    procs_with_results.sort();
-    for p in procs_with_results {
-        if is_pointer(program, &program.proc(p).ret) {
-            return refuse(program.proc(p).span, p);
+    } else {
+        let mut procs_with_results: Vec<ProcId> = diff.results.iter().copied().collect();
+        procs_with_results.sort();
+        for p in procs_with_results {
+            if is_pointer(program, &program.proc(p).ret) {
+                return refuse(program.proc(p).span, p);
+            }
         }
     }
     // A struct result holding a pointer to reals (`Vec v = vec_new(n)`):

@@ -403,16 +403,20 @@ pub fn tangent_full(
     opts: &TangentOptions,
 ) -> Result<(Program, std::collections::BTreeSet<String>, TangentInfo), Diagnostic> {
     let program = a.program;
+    let diff = DiffSets::of(a, &a.order);
+    // A procedure returning a derivative pointer is differentiated even
+    // where no value it computes is active (`tangent/pointer-result`).
     let mut diff_procs: Vec<ProcId> = a
         .order
         .iter()
         .copied()
-        .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
+        .filter(|&p| {
+            (a.is_diff_proc(p) || diff.results.contains(&p)) && program.proc(p).body.is_some()
+        })
         .collect();
     // Copies last, so the user's procedure gets the plain derivative name.
     diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
-    let diff = DiffSets::of(a, &a.order);
-    super::names::refuse_pointer_results(program, &diff, &a.order)?;
+    super::names::refuse_pointer_results(program, &diff, &a.order, true)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     let mut out = program.clone();
@@ -1280,11 +1284,24 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         answer
     }
 
+    /// `tangent/pointer-result`: a call storing a pointer result that
+    /// has a derivative pointer: active even where no value is, since
+    /// only `P_d` gives the derivative pointer.
+    fn sets_derivative_pointer(&self, s: &Stmt) -> bool {
+        matches!(&s.kind, StmtKind::Call { callee, result: Some(r), .. }
+            if is_pointer(&self.out, &r.ty)
+                && self.result_is_diff(*callee)
+                && self.diff.is_diff_ref(&self.out, r))
+    }
+
     fn result_is_diff(&self, proc: ProcId) -> bool {
-        self.dprocs.contains_key(&proc)
-            && self.out.contains_real(&self.program.proc(proc).ret.ty)
-            && !is_pointer(&self.out, &self.program.proc(proc).ret)
-            && self.diff.results.contains(&proc)
+        let ret = &self.program.proc(proc).ret;
+        let real = match self.out.resolve(&ret.ty) {
+            // `tangent/pointer-result`
+            Type::Pointer(t) => self.out.contains_real(&t.ty),
+            _ => self.out.contains_real(&ret.ty),
+        };
+        self.dprocs.contains_key(&proc) && real && self.diff.results.contains(&proc)
     }
 
     /// The derivative reference of `e` (`ref` relation's result when built
@@ -2179,9 +2196,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 Some(s) => self.is_live(s),
                 None => true,
             },
-            "isActiveCall" => self
-                .stmt()
-                .is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
+            "isActiveCall" => self.stmt().is_some_and(|s| {
+                self.a.is_active_call(self.proc, s.id) || self.sets_derivative_pointer(s)
+            }),
             "isActiveExpr" => {
                 let e = self.expr_of(subject)?;
                 match subject {
@@ -3252,10 +3269,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 ret.clone().pointer_to(),
                 span,
             ));
+            // A derivative pointer follows its pointer wherever it is set
+            // (`tangent/assign-pointer`).
             let dres = match &result {
                 Val::Expr(r)
                     if self.diff.is_diff_ref(&self.out, r)
-                        && self.derivative_needed_after(&Val::Expr(r)) =>
+                        && (is_pointer(&self.out, &r.ty)
+                            || self.derivative_needed_after(&Val::Expr(r))) =>
                 {
                     Some(engine::apply(self.rules, self, "ref", &Val::Expr(r))?.remove(0))
                 }

@@ -1539,7 +1539,9 @@ impl<'i> Vectorizer<'i> {
                 // but the callee writes it somewhere.
                 None => self.derivative_temp("aioli_resultd", &ret),
             };
-            let fd_arg = if self.struct_of(&target.ty).is_some() {
+            let fd_arg = if self.struct_of(&target.ty).is_some()
+                || matches!(self.p.resolve(&target.ty.ty), Type::Pointer(_))
+            {
                 let r = self.retype(&target)?;
                 let ty = r.ty.clone().pointer_to();
                 self.mk(ExprKind::AddrOf(Box::new(r)), ty)
@@ -1599,6 +1601,13 @@ impl<'i> Vectorizer<'i> {
             let set = self.assign(lhs, e.clone());
             let v = self.dir_stmt(&set)?;
             pieces.push(Piece::Dir(v));
+        } else if matches!(self.p.resolve(&fty.ty), Type::Pointer(_)) {
+            // A derivative pointer (`tangent/pointer-result`).
+            let vty = self.vt(&fty);
+            let p = self.mk(ExprKind::Var(fd), vty.clone().pointer_to());
+            let lhs = self.mk(ExprKind::Deref(Box::new(p)), vty);
+            let rhs = self.vexpr(e, false)?;
+            pieces.push(Piece::Plain(self.assign(lhs, rhs)));
         } else {
             // A struct result comes back through a pointer.
             let p = self.mk(ExprKind::Var(fd), fty.clone().pointer_to());
@@ -1659,7 +1668,9 @@ impl<'i> Vectorizer<'i> {
             let vty = if self.is_real(&scalar) {
                 self.with_dims(&scalar)
             } else {
-                scalar.clone().pointer_to()
+                // A struct, or a pointer (`tangent/pointer-result`): its
+                // derivative comes back through a pointer.
+                self.vt(&scalar).pointer_to()
             };
             let fd = self.new_sym(name, vty, SymKind::Param, proc.scope);
             self.dsyms.insert(fd);
