@@ -79,3 +79,29 @@ fn a_region_that_cannot_be_checkpointed_is_warned_about() {
     );
     assert!(dir.path().join("region_b.c").exists());
 }
+
+/// The passes recurse over statement lists: a long straight-line function
+/// (generated code) needs more than the main thread's stack. CONTRACT §1:
+/// no crash; the work thread has a stack of its own.
+#[test]
+fn a_long_generated_function_is_differentiated_without_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.c");
+    let mut text = String::from("double f(const double *x)\n{\n    double s = 0.0;\n");
+    for k in 0..3000 {
+        text.push_str(&format!("    s = s * 0.5 + x[{}] * {k}.0;\n", k % 7));
+    }
+    text.push_str("    return s;\n}\n");
+    std::fs::write(&path, text).unwrap();
+    for mode in ["adjoint", "tangent"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .args([mode, path.to_str().unwrap(), "--head", "f(f)/(x)", "--out"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{mode}: {err}");
+    }
+    let b = std::fs::read_to_string(dir.path().join("long_b.c")).unwrap();
+    assert!(b.contains("void f_b(const double *x, double *xb, double fb)"));
+}

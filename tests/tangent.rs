@@ -741,7 +741,11 @@ return r;\n\
         .find(|p| stem(p) == "pointer_results")
         .unwrap();
     let fixture = generate(&path, false).unwrap();
-    let flat: String = fixture.text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let flat: String = fixture
+        .text
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         flat.contains("aioli_tmpd = cell_d(g, gd, i, &aioli_tmp);"),
         "{}",
@@ -751,7 +755,13 @@ return r;\n\
     let path = dir.path().join("ptr.c");
     std::fs::write(&path, src).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .args(["adjoint", path.to_str().unwrap(), "--head", "f(f)/(z)", "--out"])
+        .args([
+            "adjoint",
+            path.to_str().unwrap(),
+            "--head",
+            "f(f)/(z)",
+            "--out",
+        ])
         .arg(dir.path())
         .output()
         .unwrap();

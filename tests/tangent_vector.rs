@@ -547,7 +547,10 @@ impl<'g> Driver<'g> {
             }
             for v in vars {
                 let s = p.sym(v.sym);
-                if s.ty.is_const {
+                // A const array is const in its elements: read-only too.
+                let read_only = s.ty.is_const
+                    || matches!(p.resolve(&s.ty.ty), Type::Array { elem, .. } if elem.is_const);
+                if read_only {
                     continue;
                 }
                 let name = s.name.clone();

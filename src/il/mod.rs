@@ -883,6 +883,15 @@ pub struct Program {
 }
 
 impl Program {
+    /// The names the kept `#define` lines define: the output keeps them,
+    /// so a generated name must not be one of them.
+    pub fn macro_names(&self) -> impl Iterator<Item = &str> {
+        self.items.iter().filter_map(|item| match &item.kind {
+            ItemKind::MacroLine(line) => defined_macro(line),
+            _ => None,
+        })
+    }
+
     pub fn sym(&self, id: SymId) -> &Symbol {
         &self.symbols[id.index()]
     }
@@ -1029,6 +1038,20 @@ impl Program {
     }
 }
 
+/// The name a `#define` line defines (`#  define temp 0.25` → `temp`).
+pub fn defined_macro(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("define")?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
 /// Calls `f` on an expression and then on every sub-expression, operands
 /// before the nodes inside them (`sizeof`'s operand included).
 pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
@@ -1085,9 +1108,7 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
         StmtKind::Switch { selector, .. } => out.push(selector),
         StmtKind::Loop { header, .. } => match header {
             LoopHeader::For { cond, .. } => out.extend(cond.iter()),
-            LoopHeader::While { cond } | LoopHeader::DoWhile { cond } => {
-                out.push(cond)
-            }
+            LoopHeader::While { cond } | LoopHeader::DoWhile { cond } => out.push(cond),
         },
         _ => {}
     }

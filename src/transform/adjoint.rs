@@ -18,7 +18,7 @@
 //!   and a location (`adjoint/refuse`).
 
 use super::checkpoint;
-use super::names::{DiffSets, DiffTypes, Namer, is_pointer};
+use super::names::{DiffSets, DiffTypes, Namer, is_pointer, strip_own_const};
 use super::tangent::{
     binop_name, binop_of, derivative_types, field_of, is_one, is_zero, leaf_type, real_of_rank,
     real_rank,
@@ -2435,7 +2435,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             return Ok((root, t));
         }
         let mut ty = self.adjoint_type(&self.program.sym(root).ty);
-        ty.is_const = false;
+        strip_own_const(&mut ty);
         let name = self
             .namer
             .fresh_local(&format!("{}b", self.program.sym(root).name));
@@ -3556,6 +3556,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .collect();
         super::declare_before_use(&self.out, &generated, &mut items);
         super::drop_undefined_static_prototypes(&self.out, &mut items);
+        super::drop_unused_static_globals(&self.out, &mut items);
         // Adjoints of globals, defined here, before the first procedure.
         let at = items
             .iter()
@@ -4106,15 +4107,6 @@ fn collect_used(stmts: &[Stmt], used: &mut HashSet<SymId>) {
             });
         }
     });
-}
-
-/// A hoisted variable is assigned where it was initialised: its own
-/// `const` (and its array elements') goes, what it points to keeps it.
-fn strip_own_const(ty: &mut QualType) {
-    ty.is_const = false;
-    if let Type::Array { elem, .. } = &mut ty.ty {
-        strip_own_const(elem);
-    }
 }
 
 fn strip_const(ty: &mut QualType) {

@@ -38,6 +38,56 @@ pub(crate) fn drop_undefined_static_prototypes(out: &Program, items: &mut Vec<It
     });
 }
 
+/// Drops the output's copies of `static` globals that none of its
+/// functions or other globals' initialisers mention (a counter only a
+/// dropped passive statement updated): C warns about an unused `static`
+/// variable, and the output must compile without warnings.
+pub(crate) fn drop_unused_static_globals(out: &Program, items: &mut Vec<Item>) {
+    let mut used: HashSet<crate::il::SymId> = HashSet::new();
+    let mut note = |e: &crate::il::Expr| {
+        crate::il::visit_expr(e, &mut |x| {
+            if let crate::il::ExprKind::Var(v) = &x.kind {
+                used.insert(*v);
+            }
+        })
+    };
+    fn init_exprs<'e>(i: &'e crate::il::Init, out: &mut Vec<&'e crate::il::Expr>) {
+        match i {
+            crate::il::Init::Expr(e) => out.push(e),
+            crate::il::Init::List(items, _) => items.iter().for_each(|i| init_exprs(i, out)),
+        }
+    }
+    for item in items.iter() {
+        match &item.kind {
+            ItemKind::Function(p) => {
+                if let Some(b) = &out.proc(*p).body {
+                    crate::il::visit_stmts(&b.stmts, &mut |s| {
+                        crate::il::stmt_exprs(s).into_iter().for_each(&mut note);
+                    });
+                }
+            }
+            ItemKind::Globals { vars, .. } => {
+                let mut exprs = Vec::new();
+                for v in vars {
+                    if let Some(i) = &v.init {
+                        init_exprs(i, &mut exprs);
+                    }
+                }
+                exprs.into_iter().for_each(&mut note);
+            }
+            _ => {}
+        }
+    }
+    items.retain(|i| match &i.kind {
+        ItemKind::Globals {
+            storage: crate::il::Storage::Static,
+            vars,
+            ..
+        } if i.file == out.main_file => vars.iter().any(|v| used.contains(&v.sym)),
+        _ => true,
+    });
+}
+
 /// Mutual recursion: a generated procedure called before its definition
 /// gets a prototype in front of the first generated definition.
 pub(crate) fn declare_before_use(

@@ -127,15 +127,26 @@ impl DiffSets {
                             }
                         });
                     }
+                    // A pointer passed to a call where it may point to
+                    // diff memory (`dot(n, row, x)` with `row = A + i *
+                    // n`): the callee reads derivatives through it, so it
+                    // has a derivative pointer, though this procedure
+                    // never dereferences it.
+                    if let StmtKind::Call { args, .. } = &s.kind {
+                        for arg in diff_memory_args(a, p, s, args) {
+                            let mut roots = Vec::new();
+                            pointer_roots(arg, &mut roots);
+                            d.syms.extend(roots);
+                        }
+                    }
                     match &s.kind {
-                        StmtKind::Assign { lhs, rhs, .. } => {
+                        StmtKind::Assign { lhs, rhs, .. }
                             if is_pointer(program, &lhs.ty)
-                                && root_sym(lhs).is_some_and(|r| d.syms.contains(&r))
-                            {
-                                let mut roots = Vec::new();
-                                pointer_roots(rhs, &mut roots);
-                                d.syms.extend(roots);
-                            }
+                                && root_sym(lhs).is_some_and(|r| d.syms.contains(&r)) =>
+                        {
+                            let mut roots = Vec::new();
+                            pointer_roots(rhs, &mut roots);
+                            d.syms.extend(roots);
                         }
                         StmtKind::Decl { vars, .. } => {
                             for v in vars {
@@ -300,6 +311,16 @@ fn deref_bases<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
 
 pub use crate::il::stmt_exprs;
 
+/// A variable assigned after its declaration (a hoisted one, a zero
+/// buffer): its own `const` (and its array elements') goes, what it points
+/// to keeps it.
+pub(crate) fn strip_own_const(ty: &mut QualType) {
+    ty.is_const = false;
+    if let Type::Array { elem, .. } = &mut ty.ty {
+        strip_own_const(elem);
+    }
+}
+
 /// The variables whose address `stmts` take (`&x`, `&a[i]`, `&s.f`),
 /// nested statements and loop headers included.
 pub fn address_taken(stmts: &[crate::il::Stmt]) -> std::collections::HashSet<SymId> {
@@ -327,6 +348,34 @@ pub fn root_sym(e: &Expr) -> Option<SymId> {
         ExprKind::Field { base, .. } => root_sym(base),
         _ => None,
     }
+}
+
+/// The arguments of call `s` (in procedure `p`) that may point to diff
+/// memory.
+fn diff_memory_args<'e>(
+    a: &Analysis<'_>,
+    p: ProcId,
+    s: &crate::il::Stmt,
+    args: &'e [Expr],
+) -> Vec<&'e Expr> {
+    let Some(f) = a.facts.get(&p) else {
+        return Vec::new();
+    };
+    let Some(site) = f.point_of.get(&s.id).and_then(|i| f.calls.get(i)) else {
+        return Vec::new();
+    };
+    args.iter()
+        .zip(&site.arg_places)
+        .filter(|(_, places)| {
+            places.iter().any(|&pl| {
+                a.locs
+                    .place_zones(pl)
+                    .iter()
+                    .any(|z| a.diff_zones.contains(z))
+            })
+        })
+        .map(|(arg, _)| arg)
+        .collect()
 }
 
 /// The variables a reference goes through, pointer arithmetic included
@@ -406,6 +455,9 @@ impl Namer {
         for kw in ["nd", "nbdirs", "NBDIRSMAX"] {
             taken.insert(kw.to_string());
         }
+        // The output keeps the user's `#define` lines: a name they define
+        // would replace a generated variable of that name.
+        taken.extend(program.macro_names().map(str::to_string));
         // The procedure owning each scope: scopes are created after their
         // parent, so one pass in order inherits the owner.
         let mut owner: Vec<Option<ProcId>> = vec![None; program.scopes.len()];

@@ -1737,6 +1737,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let dprocs: Vec<ProcId> = self.dprocs.values().copied().collect();
         super::declare_before_use(&self.out, &dprocs.iter().copied().collect(), &mut items);
         super::drop_undefined_static_prototypes(&self.out, &mut items);
+        super::drop_unused_static_globals(&self.out, &mut items);
         add_digamma_if_called(
             &self.out,
             &dprocs,
@@ -3743,7 +3744,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 if !self.dummies.contains_key(&key) {
                     let e = self.arg_expr(s, i);
                     let pointer = is_pointer(&self.out, &e.ty);
-                    let ty = if pointer {
+                    let mut ty = if pointer {
                         match dummy_extent(self.program, e) {
                             Some(t) => self.types.of(&self.out, t),
                             None => return Err(self.dummy_error(s, i)),
@@ -3751,6 +3752,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     } else {
                         self.types.of(&self.out, &e.ty)
                     };
+                    // The vector mode zeroes it by assignments.
+                    super::names::strip_own_const(&mut ty);
                     if super::names::holds_pointer(&self.out, &ty.ty, 0) {
                         // Its pointer members would be null where the
                         // callee reads derivatives through them.
@@ -3766,15 +3769,6 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     }
                     if let StmtKind::Decl { vars, .. } = &mut decl.kind {
                         let span = self.span();
-                        let zero = Expr::new(
-                            ExprKind::IntConst {
-                                value: 0,
-                                text: "0".into(),
-                            },
-                            QualType::int(),
-                            span,
-                        );
-                        let _ = zero;
                         vars[0].init = Some(self.zero_init(&ty, span));
                     }
                     let r = if pointer {

@@ -358,6 +358,7 @@ impl<'i> Vectorizer<'i> {
         names.extend(self.p.typedefs.iter().map(|t| t.name.clone()));
         names.extend(self.p.structs.iter().filter_map(|s| s.tag.clone()));
         names.insert(NBDIRSMAX.to_string());
+        names.extend(self.p.macro_names().map(str::to_string));
         names
     }
 
@@ -1811,22 +1812,12 @@ impl<'i> Vectorizer<'i> {
         }
     }
 
-    /// `tangent/vector-runtime`: `#include "aioli.h"` after the original's
-    /// includes (the runtime header defines `NBDIRSMAX`).
+    /// `tangent/vector-runtime`: `#include "aioli.h"` first (the runtime
+    /// header defines `NBDIRSMAX`, which the derivative types placed right
+    /// after the header defining their struct already use), after the
+    /// file's opening comment.
     fn include_runtime(&mut self) {
         let main = self.p.main_file;
-        let at = self
-            .p
-            .items
-            .iter()
-            .rposition(|i| {
-                i.file == main
-                    && matches!(
-                        i.kind,
-                        ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. }
-                    )
-            })
-            .map(|i| i + 1);
         let span = self.p.items.first().map(|i| i.span).unwrap_or_default();
         // A verbatim line: the header is not an input file, so it has no
         // file id for a `LocalInclude`.
@@ -1836,22 +1827,16 @@ impl<'i> Vectorizer<'i> {
             comments: Default::default(),
             file: main,
         };
-        match at {
-            Some(at) => self.p.items.insert(at, item),
-            None => {
-                // The file's opening comment stays first.
-                if let Some(first) = self.p.items.iter_mut().find(|i| i.file == main) {
-                    item.comments.leading = std::mem::take(&mut first.comments.leading);
-                }
-                let first = self
-                    .p
-                    .items
-                    .iter()
-                    .position(|i| i.file == main)
-                    .unwrap_or(0);
-                self.p.items.insert(first, item);
-            }
+        if let Some(first) = self.p.items.iter_mut().find(|i| i.file == main) {
+            item.comments.leading = std::mem::take(&mut first.comments.leading);
         }
+        let first = self
+            .p
+            .items
+            .iter()
+            .position(|i| i.file == main)
+            .unwrap_or(0);
+        self.p.items.insert(first, item);
     }
 }
 

@@ -1447,7 +1447,10 @@ impl Lowerer<'_> {
                 format!("aioli_tmp{n}")
             };
             n += 1;
-            if self.lookup_var(&name).is_none() && !self.proc_names.contains_key(&name) {
+            if self.lookup_var(&name).is_none()
+                && !self.proc_names.contains_key(&name)
+                && !self.prog.macro_names().any(|m| m == name)
+            {
                 break name;
             }
         };

@@ -689,6 +689,22 @@ impl Lowerer<'_> {
             // its own block.
             if v.iter().any(|s| matches!(s.kind, StmtKind::Decl { .. })) {
                 let scope = self.new_scope(self.scope);
+                // Its declarations now live in the block: where the block
+                // is not, they are out of scope (no reset of `aioli_tmpd`
+                // after the switch, where it is not declared).
+                for d in v.iter().flat_map(|s| match &s.kind {
+                    StmtKind::Decl { vars, .. } => vars.as_slice(),
+                    _ => &[],
+                }) {
+                    let sym = &mut self.prog.symbols[d.sym.index()];
+                    let (old, name) = (sym.scope, sym.name.clone());
+                    sym.scope = scope;
+                    let vars = &mut self.prog.scopes[old.index()].vars;
+                    if vars.get(&name) == Some(&d.sym) {
+                        vars.remove(&name);
+                    }
+                    self.prog.scopes[scope.index()].vars.insert(name, d.sym);
+                }
                 let block = Block {
                     stmts: v,
                     scope,
