@@ -103,6 +103,8 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/declarator-none", "fig11"),
     ("adjoint/declarators-end", "fig7"),
     ("adjoint/call-split", "call_nocheckpoint"),
+    ("adjoint/call-pointer-result", "pointer_results"),
+    ("adjoint/return-pointer", "pointer_results"),
     ("adjoint/actual-args", "fig12"),
     ("adjoint/actual-args-passive", "fig12"),
     ("adjoint/actual-args-end", "fig12"),
@@ -1205,6 +1207,44 @@ fn one_buffer_passed_twice_to_a_writing_callee_is_refused() {
     .unwrap_err();
     assert!(err.contains("may designate the same memory"), "{err}");
     assert!(err.contains("twice.c:12:"), "{err}");
+}
+
+/// `warn/alias` through struct members: one array reached through two
+/// pointer members (`j.in = j.out = x; run(&j)`), or through two members
+/// passed as arguments, written by the callee, is refused in adjoint mode
+/// (its backward sweep would add into one adjoint and zero the other,
+/// the same memory); the tangent, which mirrors each statement, accepts it.
+#[test]
+fn one_array_reached_through_two_members_is_refused() {
+    let src = "typedef struct\n{\n    const double *in;\n    double *out;\n    int n;\n} Job;\n\
+static void run(Job *j)\n{\n    for (int i = 0; i < j->n; i++)\n        j->out[i] = j->in[i] * j->in[i];\n}\n\
+void f(double *x, int n)\n{\n    Job jb;\n    jb.in = x;\n    jb.out = x;\n    jb.n = n;\n    run(&jb);\n}\n";
+    let err = adjoint_of_text("members.c", src, "f(x)/(x)").unwrap_err();
+    assert!(err.contains("members.c:18:5: error:"), "{err}");
+    assert!(
+        err.contains("'run' reaches the same memory through"),
+        "{err}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("members.c");
+    std::fs::write(&path, src).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args([
+            "tangent",
+            path.to_str().unwrap(),
+            "--head",
+            "f(x)/(x)",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// C99 6.7.5.3 through a typedef: `const vec3 v` with `typedef double

@@ -704,7 +704,8 @@ fn calls_with_other_activity_patterns_get_copies() {
 
 /// `tangent/pointer-result`: a helper returning a pointer to memory with
 /// derivatives returns the derivative pointer, the primal pointer coming
-/// back through `&p` (the adjoint mode still refuses it, at the call).
+/// back through `&p`; in adjoint mode `P_fwd` returns the primal pointer
+/// and gives the adjoint one back (`adjoint/pointer-result`).
 #[test]
 fn pointer_results_come_back_with_their_derivative_pointers() {
     let src = "#include <stdlib.h>\n\
@@ -765,13 +766,31 @@ return r;\n\
         .arg(dir.path())
         .output()
         .unwrap();
+    // The adjoint mode: `P_fwd` gives the adjoint pointer back
+    // (`adjoint/pointer-result`).
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("ptr.c:10:13: error:"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let b = std::fs::read_to_string(dir.path().join("ptr_b.c")).unwrap();
     assert!(
-        err.contains("'sq' returns a pointer to memory that has derivatives"),
-        "{err}"
+        b.contains("static double *sq_fwd(const double *z, double **sqb)"),
+        "{b}"
     );
+    assert!(b.contains("*sqb = pb;"), "{b}");
+    assert!(b.contains("sq_fwd(z, &pb);"), "{b}");
+}
+
+/// CONTRACT §3: the primal result of `const double f(…)` comes back
+/// through a `double *f` that `f_d` writes, not a `const double *`.
+#[test]
+fn a_const_result_comes_back_through_a_writable_pointer() {
+    let src = "static const double sq(double x)\n{\n    return x * x;\n}\n\
+double f(double x)\n{\n    return sq(x) + x;\n}\n";
+    let code = tangent_of_text("cr.c", src, "f(f)/(x)", &[]).unwrap();
+    assert!(
+        code.contains("static double sq_d(double x, double xd, double *sq)"),
+        "{code}"
+    );
+    assert!(!code.contains("const double aioli_tmp"), "{code}");
 }
 
 /// `eff/library-call`: an integer a library function returns is stored

@@ -2845,6 +2845,12 @@ pub(crate) fn driver_source(
     out.push_str(
         "#ifndef _POSIX_C_SOURCE\n#define _POSIX_C_SOURCE 199309L\n#endif\n#include <stdio.h>\n#include <string.h>\n#include <math.h>\n#include <time.h>\n\n",
     );
+    if adj.is_some() {
+        // Before the files' own declarations: a user macro they repeat
+        // (`#define sp 0.25`) must not reach the runtime header's code.
+        out.push_str(&crate::runtime::include_line());
+        out.push('\n');
+    }
     out.push_str(
         "/* ---- Declarations of the tangent file (its bodies are compiled apart). ---- */\n",
     );

@@ -41,6 +41,12 @@ pub const ITERATION_LIMIT: usize = 8;
 /// E-nodes of the e-graph (its hash-cons, pruned nodes included) before
 /// the search stops. `simplify/limits`
 pub const NODE_LIMIT: usize = 10_000;
+/// Nodes of a term beyond which it is not searched: its parts were, as
+/// the derivative was built (each active operand's derivative is
+/// simplified on its own), and the extraction's cost grows with the
+/// square of a term's depth, which a long sum makes its length.
+/// `simplify/limits`
+pub const TERM_LIMIT: usize = 400;
 
 /// What the simplification of one expression did, for tests and reports.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -145,7 +151,7 @@ impl Simplifier {
             }
         })
         .convert(e);
-        if !self.may_improve(&term) {
+        if term.rec.len() > TERM_LIMIT || !self.may_improve(&term) {
             return term.prepared;
         }
         let Some(best) = self.search_once(kind, &term, stats) else {

@@ -190,11 +190,16 @@ fn adjoint_pass(
             "internal error: the analyses ran for another --split than the adjoint mode",
         ));
     }
+    let diff = DiffSets::of(a, &a.order);
+    // A procedure returning an adjoint pointer is differentiated even where
+    // no value it computes is active (`adjoint/pointer-result`).
     let mut diff_procs: Vec<ProcId> = a
         .order
         .iter()
         .copied()
-        .filter(|&p| a.is_diff_proc(p) && program.proc(p).body.is_some())
+        .filter(|&p| {
+            (a.is_diff_proc(p) || diff.results.contains(&p)) && program.proc(p).body.is_some()
+        })
         .collect();
     // Copies last, so the user's procedure gets the plain derivative name.
     diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
@@ -225,8 +230,7 @@ fn adjoint_pass(
     }
     let mut out = program.clone();
     let mut namer = Namer::of(program);
-    let diff = DiffSets::of(a, &a.order);
-    super::names::refuse_pointer_results(program, &diff, &a.order, false)?;
+    super::names::refuse_pointer_results(program, &diff, &a.order, true)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     super::tangent::refuse_overlapping_calls(a, &diff_procs, true)?;
@@ -284,8 +288,15 @@ fn adjoint_pass(
         let Some(f) = a.facts.get(c) else { continue };
         for (&i, site) in &f.calls {
             let Some(callee) = site.callee else { continue };
+            let stmt = f.points[i].kind.stmt();
+            // `adjoint/pointer-result`: only `P_fwd` gives the adjoint
+            // pointer, so such a call is split.
+            if sets_adjoint_pointer(program, &diff, stmt) {
+                split_called.insert(callee);
+                continue;
+            }
             // A passive call needs neither (it calls the original).
-            if !a.is_active_call(*c, f.points[i].kind.stmt().id) {
+            if !a.is_active_call(*c, stmt.id) {
                 continue;
             }
             if a.checkpointed_point(f, i) {
@@ -326,6 +337,15 @@ fn adjoint_pass(
         if pair_needed {
             procs.fwd = Some(make("_fwd", &mut out));
             procs.bwd = Some(make("_bwd", &mut out));
+            // `P_bwd` restores a by-value parameter from the stack: a
+            // `const double c` loses its own const, which is no part of
+            // the function's type.
+            for &prm in &orig.params {
+                let ty = &mut out.symbols[prm.index()].ty;
+                if ty.is_const && !matches!(program.resolve(&ty.ty), Type::Pointer(_)) {
+                    ty.is_const = false;
+                }
+            }
         }
         aprocs.insert(p, procs);
     }
@@ -355,6 +375,7 @@ fn adjoint_pass(
         buffer_temps: HashMap::new(),
         branch: None,
         result_adjoint: None,
+        result_pointer_adjoint: None,
         error_span: None,
         hoisted: Vec::new(),
         pending_fwd: None,
@@ -799,6 +820,9 @@ struct AdjointHost<'x, 'a> {
     buffer_temps: HashMap<SymId, SymId>,
     branch: Option<SymId>,
     result_adjoint: Option<SymId>,
+    /// `P_fwd`'s `T_b **Pb` through which it gives back the adjoint
+    /// pointer of its pointer result (`adjoint/pointer-result`).
+    result_pointer_adjoint: Option<SymId>,
     error_span: Option<Span>,
     hoisted: Vec<SymId>,
     /// The forward sweep of a split procedure, finished with its backward
@@ -1123,6 +1147,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         self.branch = None;
         self.last_temp = None;
         self.result_adjoint = None;
+        self.result_pointer_adjoint = None;
         self.hoisted = hoisted.to_vec();
         // Locals of this procedure get fresh adjoints per procedure.
         let own: Vec<SymId> = self
@@ -1194,6 +1219,13 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             let ty = real_of_rank(real_rank(self.program, &proc.ret));
             let name = self.namer.fresh_local(&format!("{}b", proc.name));
             self.result_adjoint = Some(self.new_sym(&name, ty, SymKind::Param));
+        } else if is_pointer(self.program, &proc.ret) && self.diff.results.contains(&p) {
+            // `adjoint/pointer-result`: `T_b **Pb`.
+            let mut ty = self.types.of(self.program, &proc.ret);
+            ty.is_const = false;
+            let name = self.namer.fresh_local(&format!("{}b", proc.name));
+            self.result_pointer_adjoint =
+                Some(self.new_sym(&name, ty.pointer_to(), SymKind::Param));
         }
     }
 
@@ -3456,14 +3488,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             file,
         };
         for (index, item) in program.items.iter().enumerate() {
-            let is_preamble = matches!(
-                item.kind,
-                ItemKind::SystemInclude(_) | ItemKind::LocalInclude { .. } | ItemKind::MacroLine(_)
-            );
-            if !is_preamble && !header_done {
-                items.push(header(main));
+            // The runtime header first: a user macro defined before it
+            // (`#define sp 0.25`) would rewrite its declarations.
+            // It takes the file's opening comment.
+            let first_of_main;
+            let item = if !header_done && item.file == main {
+                let mut h = header(main);
+                h.comments.leading = item.comments.leading.clone();
+                items.push(h);
                 header_done = true;
-            }
+                let mut rest = item.clone();
+                rest.comments.leading.clear();
+                first_of_main = rest;
+                &first_of_main
+            } else {
+                item
+            };
             match &item.kind {
                 ItemKind::Function(p) => {
                     let p = *p;
@@ -4259,10 +4299,20 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 None => true,
             },
             "isCanonicalFor" => self.stmt().is_some_and(|s| self.canonical_for(s).is_some()),
-            "isActiveCall" => self
+            "isActiveCall" => self.stmt().is_some_and(|s| {
+                self.a.is_active_call(self.proc, s.id)
+                    || sets_adjoint_pointer(self.program, &self.diff, s)
+            }),
+            "isJoint" => self.stmt().is_some_and(|s| {
+                self.is_joint_call(s) && !sets_adjoint_pointer(self.program, &self.diff, s)
+            }),
+            "setsAdjointPointer" => self
                 .stmt()
-                .is_some_and(|s| self.a.is_active_call(self.proc, s.id)),
-            "isJoint" => self.stmt().is_some_and(|s| self.is_joint_call(s)),
+                .is_some_and(|s| sets_adjoint_pointer(self.program, &self.diff, s)),
+            "resultIsPointer" => {
+                self.diff.results.contains(&self.proc)
+                    && is_pointer(self.program, &self.program.proc(self.proc).ret)
+            }
             "isCheckpoint" => match self.stmt() {
                 Some(s) if checkpoint::is_region(s) => match self.region_snapshot(s) {
                     Ok(_) => true,
@@ -5010,6 +5060,21 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 ];
                 AVal::Code(self.tag(code, rule))
             }
+            "assign-result-pointer" => {
+                // `adjoint/return-pointer`: `*Pb = E_b` in `P_fwd` only.
+                arity(1, &args)?;
+                match self.result_pointer_adjoint {
+                    Some(pb) if self.is_split() => {
+                        let rhs = self.expr_of(&args[0])?;
+                        let p = self.var(pb);
+                        let lhs =
+                            Expr::new(ExprKind::Deref(Box::new(p)), rhs.ty.clone(), self.span());
+                        let s = self.assign(lhs, rhs, AssignSugar::Plain);
+                        AVal::Code(self.tag(vec![s], rule))
+                    }
+                    _ => AVal::Code(Vec::new()),
+                }
+            }
             "forward-return" => {
                 arity(1, &args)?;
                 if self.is_split() {
@@ -5225,6 +5290,47 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let b = self.new_sym(&name, ty, SymKind::Param);
                 self.bsyms.insert(s, b);
                 AVal::Sym(b)
+            }
+            "push-call-pointer" | "pop-call-pointer" => {
+                // `adjoint/call-pointer-result`: the pointer the call sets
+                // and its adjoint pointer, saved before it when needed
+                // after (below what `P_fwd` pushes), restored after
+                // `P_bwd`.
+                arity(1, &args)?;
+                let r = match self.stmt().map(|s| &s.kind) {
+                    Some(StmtKind::Call {
+                        result: Some(r), ..
+                    }) => r,
+                    _ => return Err(ApplyError::new(format!("'{head}' outside a call"))),
+                };
+                let rb = self.expr_of(&args[0])?;
+                let code = match (self.must_save(r), head == "push-call-pointer") {
+                    (false, _) => Vec::new(),
+                    (true, true) => vec![self.push_of(r), self.push_of(&rb)],
+                    (true, false) => vec![self.pop_of(&rb), self.pop_of(r)],
+                };
+                AVal::Code(self.tag(code, rule))
+            }
+            "call-forward-pointer" => {
+                // `adjoint/call-pointer-result`: `p = P_fwd(ARGS, &pb)`.
+                arity(3, &args)?;
+                let (s, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
+                let StmtKind::Call {
+                    result,
+                    args: cargs,
+                    callee,
+                    ..
+                } = &s.kind
+                else {
+                    unreachable!("a call, checked by current_call_sweep")
+                };
+                let mut cargs = self.fwd_args(*callee, cargs, &args[1])?;
+                let rb = self.expr_of(&args[2])?;
+                let ty = rb.ty.clone().pointer_to();
+                cargs.push(Expr::new(ExprKind::AddrOf(Box::new(rb)), ty, self.span()));
+                let mut c = self.call_stmt(fwd, cargs, result.clone());
+                c.comments = s.comments.clone();
+                AVal::Code(self.tag(vec![c], rule))
             }
             "call-forward" => {
                 arity(2, &args)?;
@@ -5445,6 +5551,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         fparams.push(b);
                     }
                 }
+                fparams.extend(self.result_pointer_adjoint);
                 self.make_proc(fid, fparams, orig.ret.clone(), fwd, Vec::new(), false)?;
                 AVal::Code(Vec::new())
             }
@@ -5457,6 +5564,17 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             }
         })
     }
+}
+
+/// `adjoint/pointer-result`: a call storing a pointer result into a
+/// pointer that has an adjoint pointer, from a procedure whose result is
+/// differentiated (`p = row(a, i)`).
+fn sets_adjoint_pointer(program: &Program, diff: &DiffSets, s: &Stmt) -> bool {
+    matches!(&s.kind, StmtKind::Call { callee, result: Some(r), .. }
+        if is_pointer(program, &r.ty)
+            && program.proc(*callee).body.is_some()
+            && diff.results.contains(callee)
+            && diff.is_diff_ref(program, r))
 }
 
 /// The variable whose storage the pointer value `e` points into, when its

@@ -23,7 +23,7 @@ use crate::il::{
     StmtId, StmtKind, Storage, StructDef, SwitchCase, SymId, SymKind, Symbol, Type, TypedefDef,
     UnOp,
 };
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
 /// Options of `aioli tangent`.
@@ -168,6 +168,24 @@ pub(crate) fn refuse_overlapping_calls(
                             .is_none_or(|t| a.locs.object_zones(t).any(|tz| a.locs.zone(tz).atom))
                     })
             };
+            if same_base
+                && a.is_active_call(p, stmt.id)
+                && let Some((t1, t2)) = aliased_targets(a, callee, site)
+            {
+                return Err(Diagnostic::error(
+                    stmt.span,
+                    format!(
+                        "'{}' reaches the same memory through '{}' and '{}' (the pointers it is \
+                         given designate one array); this call is active, and the adjoint of \
+                         '{}' was built as if they did not overlap (give it separate buffers, \
+                         or copy one first)",
+                        program.proc(callee).name,
+                        a.locs.object(t1).name,
+                        a.locs.object(t2).name,
+                        program.proc(callee).name
+                    ),
+                ));
+            }
             if a.is_active_call(p, stmt.id)
                 && overlapping_arguments(stmt, same_base)
                     .into_iter()
@@ -187,6 +205,47 @@ pub(crate) fn refuse_overlapping_calls(
         }
     }
     Ok(())
+}
+
+/// Two memories `callee` reaches through different pointers (formals, or
+/// pointer members of what they point to: `jb->in`, `jb->out`) that are
+/// one variable of the caller at this call, each pointer having that
+/// single destination, with one of them indexed and one written by the
+/// callee: the callee's analysis took them for distinct memory
+/// (`warn/alias`, made an error in adjoint mode, whose backward sweep
+/// zeroes one adjoint after adding into the other).
+fn aliased_targets(
+    a: &Analysis<'_>,
+    callee: ProcId,
+    site: &crate::analysis::facts::CallSite,
+) -> Option<(crate::analysis::locs::Obj, crate::analysis::locs::Obj)> {
+    let sm = a.summaries.get(&callee)?;
+    // Each callee target object, with the caller objects it stands for.
+    let mut images: BTreeMap<crate::analysis::locs::Obj, BTreeSet<crate::analysis::locs::Obj>> =
+        BTreeMap::new();
+    for (&z, caller) in &site.map {
+        let obj = a.locs.zone(z).obj;
+        if !matches!(a.locs.object(obj).kind, ObjKind::Target { proc: Some(q), .. } if q == callee)
+        {
+            continue;
+        }
+        images
+            .entry(obj)
+            .or_default()
+            .extend(caller.iter().map(|&c| a.locs.zone(c).obj));
+    }
+    let written = |o| a.locs.object_zones(o).any(|z| sm.writes.contains(&z));
+    let indexed = |o| a.locs.object_zones(o).any(|z| a.locs.zone(z).atom);
+    let targets: Vec<_> = images.iter().filter(|(_, img)| img.len() == 1).collect();
+    for (i, (t1, img1)) in targets.iter().enumerate() {
+        for (t2, img2) in &targets[i + 1..] {
+            if img1 == img2 && (written(**t1) || written(**t2)) && (indexed(**t1) || indexed(**t2))
+            {
+                return Some((**t1, **t2));
+            }
+        }
+    }
+    None
 }
 
 /// The zones `callee` writes in the memory its formal `k` points to at
@@ -3238,7 +3297,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let mut pre = Vec::new();
         let mut post = Vec::new();
         let call_result = if self.result_is_diff(callee) {
-            let ret = self.program.proc(callee).ret.clone();
+            let ret = QualType {
+                is_const: false,
+                ..self.program.proc(callee).ret.clone()
+            };
             let res = match &result {
                 Val::Atom(_) => {
                     // The original result is not used: a local receives it.
@@ -3419,7 +3481,12 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let id = SymId(self.out.symbols.len() as u32);
         self.out.symbols.push(Symbol {
             name: name.clone(),
-            ty: orig.ret.clone().pointer_to(),
+            // `const double f(…)`: the result is written through it.
+            ty: QualType {
+                is_const: false,
+                ..orig.ret.clone()
+            }
+            .pointer_to(),
             kind: SymKind::Param,
             storage: Storage::Auto,
             scope: orig.scope,
