@@ -1220,7 +1220,7 @@ fn one_array_reached_through_two_members_is_refused() {
 static void run(Job *j)\n{\n    for (int i = 0; i < j->n; i++)\n        j->out[i] = j->in[i] * j->in[i];\n}\n\
 void f(double *x, int n)\n{\n    Job jb;\n    jb.in = x;\n    jb.out = x;\n    jb.n = n;\n    run(&jb);\n}\n";
     let err = adjoint_of_text("members.c", src, "f(x)/(x)").unwrap_err();
-    assert!(err.contains("members.c:18:5: error:"), "{err}");
+    assert!(err.contains("members.c:19:5: error:"), "{err}");
     assert!(
         err.contains("'run' reaches the same memory through"),
         "{err}"

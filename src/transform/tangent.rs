@@ -168,6 +168,22 @@ pub(crate) fn refuse_overlapping_calls(
                             .is_none_or(|t| a.locs.object_zones(t).any(|tz| a.locs.zone(tz).atom))
                     })
             };
+            if a.is_active_call(p, stmt.id)
+                && overlapping_arguments(stmt, same_base)
+                    .into_iter()
+                    .filter(|&(i, j, certain)| certain || indexed(i) || indexed(j))
+                    .any(|(i, j, _)| writes_through(i) || writes_through(j))
+            {
+                return Err(Diagnostic::error(
+                    stmt.span,
+                    format!(
+                        "two arguments of '{}' may designate the same memory; this call is active, \
+                         and aioli does not differentiate calls whose arguments overlap (pass \
+                         separate buffers, or copy one argument first)",
+                        program.proc(callee).name
+                    ),
+                ));
+            }
             if same_base
                 && a.is_active_call(p, stmt.id)
                 && let Some((t1, t2)) = aliased_targets(a, callee, site)
@@ -182,22 +198,6 @@ pub(crate) fn refuse_overlapping_calls(
                         program.proc(callee).name,
                         a.locs.object(t1).name,
                         a.locs.object(t2).name,
-                        program.proc(callee).name
-                    ),
-                ));
-            }
-            if a.is_active_call(p, stmt.id)
-                && overlapping_arguments(stmt, same_base)
-                    .into_iter()
-                    .filter(|&(i, j, certain)| certain || indexed(i) || indexed(j))
-                    .any(|(i, j, _)| writes_through(i) || writes_through(j))
-            {
-                return Err(Diagnostic::error(
-                    stmt.span,
-                    format!(
-                        "two arguments of '{}' may designate the same memory; this call is active, \
-                         and aioli does not differentiate calls whose arguments overlap (pass \
-                         separate buffers, or copy one argument first)",
                         program.proc(callee).name
                     ),
                 ));
