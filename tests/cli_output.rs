@@ -105,3 +105,41 @@ fn a_long_generated_function_is_differentiated_without_a_crash() {
     let b = std::fs::read_to_string(dir.path().join("long_b.c")).unwrap();
     assert!(b.contains("void f_b(const double *x, double *xb, double fb)"));
 }
+
+/// `il/split`: a temporary made for a call before a declaration of the
+/// same name (`*at(x, 0) = …;` then `double *aioli_tmp;`, as in a file
+/// aioli wrote and `aioli check` reads back) takes another name: no
+/// "redefinition", and the printed C declares each name once.
+#[test]
+fn a_temporary_gives_way_to_a_later_declaration_of_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tmpname.c");
+    std::fs::write(
+        &path,
+        "static double *at(double *x, int i)\n{\n    return &x[i];\n}\n\
+         void f(double *x)\n{\n    *at(x, 0) = x[1] * 2.0;\n    double *aioli_tmp;\n    \
+         aioli_tmp = at(x, 1);\n    *aioli_tmp = x[0];\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .arg("parse")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let c = String::from_utf8_lossy(&out.stdout);
+    let printed = dir.path().join("printed.c");
+    std::fs::write(&printed, c.as_bytes()).unwrap();
+    let cc = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-c", "-o"])
+        .arg(dir.path().join("printed.o"))
+        .arg(&printed)
+        .output()
+        .unwrap();
+    assert!(
+        cc.status.success(),
+        "{c}\n{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+}

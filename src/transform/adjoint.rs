@@ -1220,9 +1220,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             let name = self.namer.fresh_local(&format!("{}b", proc.name));
             self.result_adjoint = Some(self.new_sym(&name, ty, SymKind::Param));
         } else if is_pointer(self.program, &proc.ret) && self.diff.results.contains(&p) {
-            // `adjoint/pointer-result`: `T_b **Pb`.
+            // `adjoint/pointer-result`: `T_b **Pb` (adjoint memory is
+            // written: no `const`, even under a `const double *` result).
             let mut ty = self.types.of(self.program, &proc.ret);
-            ty.is_const = false;
+            strip_const(&mut ty);
             let name = self.namer.fresh_local(&format!("{}b", proc.name));
             self.result_pointer_adjoint =
                 Some(self.new_sym(&name, ty.pointer_to(), SymKind::Param));
@@ -1927,7 +1928,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .chain(self.buffer_temps.iter().map(|(s, b)| (*b, *s)));
         for (b, s) in local_adjoints {
             let sym = &self.out.symbols[b.index()];
-            if sym.kind == SymKind::Param || !addressed.contains(&b) {
+            // An adjoint pointer whose address is taken is an out-parameter
+            // (`p = P_fwd(…, &pb)`, `adjoint/call-pointer-result`): the
+            // address it receives is saved by value, not its own storage.
+            let pointer = matches!(self.out.resolve(&sym.ty.ty), Type::Pointer(_));
+            if sym.kind == SymKind::Param || pointer || !addressed.contains(&b) {
                 continue;
             }
             return Err(ApplyError::new(format!(

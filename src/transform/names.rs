@@ -166,12 +166,22 @@ impl DiffSets {
                         StmtKind::Call {
                             callee,
                             result: Some(r),
+                            args,
                             ..
                         } if is_pointer(program, &r.ty)
                             && program.proc(*callee).body.is_some()
                             && root_sym(r).is_some_and(|v| d.syms.contains(&v)) =>
                         {
                             d.results.insert(*callee);
+                            // The pointers it is given that its result may
+                            // come from (`return at(x, i)` in a helper).
+                            for (&formal, arg) in program.proc(*callee).params.iter().zip(args) {
+                                if d.syms.contains(&formal) && is_pointer(program, &arg.ty) {
+                                    let mut roots = Vec::new();
+                                    pointer_roots(arg, &mut roots);
+                                    d.syms.extend(roots);
+                                }
+                            }
                         }
                         // ... and what it returns has one.
                         StmtKind::Return(Some(e))

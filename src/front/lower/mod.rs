@@ -553,8 +553,10 @@ impl<'a> Lowerer<'a> {
             loop_depth: 0,
             breakable_depth: 0,
         });
+        let first_symbol = self.prog.symbols.len();
         let result = self.block(&f.body, Some(body_scope));
         self.f = None;
+        self.rename_clashing_temps(first_symbol);
         self.scope = self.prog.global_scope;
         let mut body = result?;
         let mut next = 0;
@@ -566,6 +568,53 @@ impl<'a> Lowerer<'a> {
             self.push_item(ItemKind::Function(pid), f.span, f.comments.clone());
         }
         Ok(())
+    }
+
+    /// A temporary is named when it is made, from the names visible then;
+    /// a variable of that name declared later in the function (`double
+    /// aioli_tmp1;` in a file aioli wrote) would make the printed C declare
+    /// it twice: such a temporary takes a name no symbol of the function
+    /// has. `il/split`
+    fn rename_clashing_temps(&mut self, first_symbol: usize) {
+        let range = first_symbol..self.prog.symbols.len();
+        let declared: std::collections::HashSet<String> = self.prog.symbols[range.clone()]
+            .iter()
+            .filter(|s| s.kind != SymKind::Temp)
+            .map(|s| s.name.clone())
+            .collect();
+        for i in range {
+            let sym = &self.prog.symbols[i];
+            if sym.kind == SymKind::Temp && declared.contains(&sym.name) {
+                self.rename_temp(SymId(i as u32));
+            }
+        }
+    }
+
+    /// Gives temporary `t` a name no visible variable, procedure or kept
+    /// symbol of the function has, in place of its own.
+    pub(super) fn rename_temp(&mut self, t: SymId) {
+        let (old, scope) = {
+            let s = &self.prog.symbols[t.index()];
+            (s.name.clone(), s.scope)
+        };
+        let mut n = 0;
+        let fresh = loop {
+            let name = format!("aioli_tmp{n}");
+            n += 1;
+            if name != old
+                && self.lookup_var(&name).is_none()
+                && !self.proc_names.contains_key(&name)
+                && !self.prog.symbols.iter().any(|s| s.name == name)
+            {
+                break name;
+            }
+        };
+        let vars = &mut self.prog.scopes[scope.index()].vars;
+        if vars.get(&old) == Some(&t) {
+            vars.remove(&old);
+            vars.insert(fresh.clone(), t);
+        }
+        self.prog.symbols[t.index()].name = fresh;
     }
 
     fn global_declaration(&mut self, d: &ast::Declaration) -> R<()> {

@@ -826,11 +826,13 @@ impl Lowerer<'_> {
                 }
                 _ => {}
             }
-            if self.prog.scopes[self.scope.index()]
-                .vars
-                .contains_key(&name)
-            {
-                return err(span, format!("redefinition of '{name}'"));
+            if let Some(&prior) = self.prog.scopes[self.scope.index()].vars.get(&name) {
+                if self.prog.symbols[prior.index()].kind != SymKind::Temp {
+                    return err(span, format!("redefinition of '{name}'"));
+                }
+                // A temporary made earlier took the name (a file aioli
+                // wrote declares `aioli_tmp1` itself): it takes another.
+                self.rename_temp(prior);
             }
             if let Some(f) = &self.f
                 && self.scope == f.body_scope
