@@ -1247,6 +1247,22 @@ void f(double *x, int n)\n{\n    Job jb;\n    jb.in = x;\n    jb.out = x;\n    j
     );
 }
 
+/// `deriv-use/adjoint-reset` and CONTRACT §2: a field a callee overwrites
+/// but that nothing ever varies (`m->pas`, set from constants only) has no
+/// adjoint: `M_b` holds the active field alone, as the tangent's `M_d`.
+#[test]
+fn a_field_only_overwritten_with_constants_has_no_adjoint() {
+    let src = "typedef struct\n{\n    double act;\n    double pas;\n} M;\n\
+static void upd(M *m, double v)\n{\n    m->act = m->act * v + m->pas;\n    m->pas = 2.0 * m->pas;\n}\n\
+void f(double *x, M *m, double *y)\n{\n    m->pas = 1.0;\n    upd(m, x[0]);\n    *y = m->act * m->pas;\n}\n";
+    let code = adjoint_of_text("fields.c", src, "f(y)/(x)").unwrap();
+    let flat: String = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("typedef struct { double act; } M_b;"),
+        "{code}"
+    );
+}
+
 /// C99 6.7.5.3 through a typedef: `const vec3 v` with `typedef double
 /// vec3[3]` is `const double *v`, so the caller's array is read through it
 /// (its assignments were sliced away as unread).

@@ -191,10 +191,20 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
             // `deriv-use/adjoint-reset`: caller-visible memory that an
             // active point only overwrites (`*c = 0.0` in a callee) has an
             // adjoint, arriving from the caller, that the point must zero.
+            // Only a zone varied somewhere in the procedure (its entry
+            // included, where `call/envelope` puts what a caller varies):
+            // the adjoint of one never varied stays zero, and it needs no
+            // adjoint at all (no `pas` field in `M_b` for a constant).
             if mode == Mode::Adjoint
                 && r.active[i]
                 && let Some(f) = a.facts.get(p)
             {
+                let varied_somewhere = |w: &Zone| {
+                    r.varied_in
+                        .iter()
+                        .chain(&r.varied_out)
+                        .any(|v| v.contains(w))
+                };
                 reset_only.extend(
                     f.points[i]
                         .effect
@@ -202,6 +212,7 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
                         .iter()
                         .copied()
                         .filter(|w| r.useful_out[i].contains(w))
+                        .filter(|w| varied_somewhere(w))
                         .filter(|&w| {
                             let o = a.locs.object(a.locs.zone(w).obj);
                             o.owner.is_none() || matches!(o.kind, locs::ObjKind::Target { .. })
