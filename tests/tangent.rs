@@ -779,6 +779,23 @@ return r;\n\
     assert!(b.contains("sq_fwd(z, &pb);"), "{b}");
 }
 
+/// `diff-live/effect`: output and `exit` in the original stay in the
+/// derivative code, with the test guarding them and the values they print,
+/// though no derivative needs them.
+#[test]
+fn output_and_exit_stay_in_the_derivative_code() {
+    let src = "#include <stdio.h>\n#include <stdlib.h>\n\
+void f(double *x, double *y)\n{\n    double t = x[1] * 3.0;\n    puts(\"start\");\n\
+    if (x[0] > 100.0) {\n        fprintf(stderr, \"bad input %g\\n\", t);\n        exit(1);\n    }\n\
+    y[0] = x[0] * x[0];\n}\n";
+    let code = tangent_of_text("effects.c", src, "f(y)/(x)", &[]).unwrap();
+    assert!(code.contains("puts(\"start\");"), "{code}");
+    assert!(code.contains("if (x[0] > 100.0)"), "{code}");
+    assert!(code.contains("exit(1);"), "{code}");
+    // The value printed is computed, though no derivative reads it.
+    assert!(code.contains("t = x[1] * 3.0"), "{code}");
+}
+
 /// CONTRACT §3: the primal result of `const double f(…)` comes back
 /// through a `double *f` that `f_d` writes, not a `const double *`.
 #[test]

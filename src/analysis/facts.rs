@@ -39,6 +39,25 @@ impl<'a> PointKind<'a> {
     }
 }
 
+/// `diff-live/effect`: a call of a library function whose effect is
+/// outside the program's memory (output, ending the run), which the
+/// derivative code must do as the original does.
+pub fn has_observable_effect(program: &Program, kind: &PointKind<'_>) -> bool {
+    const OBSERVABLE: &[&str] = &[
+        "exit", "abort", "printf", "fprintf", "puts", "putchar", "fputs", "fflush", "perror",
+    ];
+    match kind {
+        PointKind::Stmt(s) => match &s.kind {
+            StmtKind::Call { callee, .. } => {
+                let p = program.proc(*callee);
+                p.origin == crate::il::ProcOrigin::System && OBSERVABLE.contains(&p.name.as_str())
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// The effect of one point on zones (sorted, without repetition).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Effect {

@@ -1037,8 +1037,10 @@ impl<'a> Analysis<'a> {
             let mut influence: HashMap<Zone, Set> = HashMap::default();
             for i in simple.clone().rev() {
                 let e = &f.points[i].effect;
-                // Is this point live because of later derivative uses?
-                if e.writes.iter().any(|w| uses.contains(w)) {
+                let observable = facts::has_observable_effect(self.program, &f.points[i].kind);
+                // Is this point live because of later derivative uses, or
+                // because of what it does outside memory (`diff-live/effect`)?
+                if observable || e.writes.iter().any(|w| uses.contains(w)) {
                     rt.extend([StaticLive(i as u32)]);
                 }
                 let mut ends = Set::new();
@@ -1054,6 +1056,10 @@ impl<'a> Analysis<'a> {
                 // Step both back over the point.
                 uses = blocks::backward(&uses, e, Rel::Dep);
                 uses.extend(r.deriv_use[i].iter().copied());
+                // `diff-live/effect`: what it prints is computed.
+                if observable {
+                    uses.extend(e.reads.iter().copied());
+                }
                 // Updated in place: a zone neither written nor read keeps
                 // its entry. What the point's reads flow into is taken
                 // from the influence after it, before any entry changes.

@@ -31,7 +31,7 @@
 //! slow and meant for tests only.
 
 use super::blocks::Set;
-use super::facts::{PointKind, ProcFacts};
+use super::facts::{self, PointKind, ProcFacts};
 use super::locs::Zone;
 use super::{Analysis, ProcResult};
 use crate::il::{ProcId, Program, Stmt, StmtId, StmtKind};
@@ -281,6 +281,10 @@ fn diff_live(program: &Program, f: &ProcFacts<'_>, g: &Graph, r: &mut ProcResult
             // diff-live/dep, diff-live/untouched, diff-live/use
             let mut l = preimage(s, &e.writes, &e.dep);
             l.extend(r.deriv_use[i].iter().copied());
+            // diff-live/effect
+            if facts::has_observable_effect(program, &p.kind) {
+                l.extend(e.reads.iter().copied());
+            }
             // diff-live/control-use
             if let PointKind::Test(st) = p.kind
                 && live_controls.contains(&st.id)
@@ -295,11 +299,14 @@ fn diff_live(program: &Program, f: &ProcFacts<'_>, g: &Graph, r: &mut ProcResult
         r.diff_live = (0..n)
             .map(|i| match f.points[i].kind {
                 PointKind::Test(st) => live_controls.contains(&st.id),
-                _ => f.points[i]
-                    .effect
-                    .writes
-                    .iter()
-                    .any(|w| r.live_out[i].contains(w)),
+                _ => {
+                    facts::has_observable_effect(program, &f.points[i].kind)
+                        || f.points[i]
+                            .effect
+                            .writes
+                            .iter()
+                            .any(|w| r.live_out[i].contains(w))
+                }
             })
             .collect();
         // diff-live/control
