@@ -578,6 +578,10 @@ fn check(
         return ExitCode::from(1);
     }
     let mut all_passed = true;
+    // With `--mode both` the adjoint check meets the tangent check's
+    // problems again (it runs the tangent for the dot-product test): each
+    // message is printed once.
+    let mut reported: std::collections::HashSet<String> = std::collections::HashSet::new();
     if matches!(mode, CheckMode::Tangent | CheckMode::Both) {
         for h in &parsed {
             // Single precision limits divided differences to about half of
@@ -601,15 +605,22 @@ fn check(
                     all_passed &= report.passed;
                 }
                 Err(e) => {
-                    eprintln!("{}: error: {e}", file.display());
+                    report_once(&mut reported, format!("{}: error: {e}", file.display()));
                     all_passed = false;
                 }
             }
         }
     }
     if matches!(mode, CheckMode::Adjoint | CheckMode::Both) {
-        all_passed &=
-            check_adjoint_mode(file, &loaded, &parsed, &domain_of, &tangent_path, &dir, pp);
+        all_passed &= check_adjoint_mode(
+            file,
+            &loaded,
+            &parsed,
+            &domain_of,
+            (&tangent_path, &dir),
+            pp,
+            &mut reported,
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
     if all_passed {
@@ -627,9 +638,9 @@ fn check_adjoint_mode(
     loaded: &aioli::front::Loaded,
     heads: &[aioli::analysis::head::Head],
     domain_of: &dyn Fn(&aioli::analysis::head::Head) -> aioli::check::domain::Domain,
-    tangent_path: &Path,
-    dir: &Path,
+    (tangent_path, dir): (&Path, &Path),
     pp: &Preprocessing,
+    reported: &mut std::collections::HashSet<String>,
 ) -> bool {
     use aioli::check::adjoint::{AdjointCheckOptions, check_adjoint};
     use aioli::check::tangent::Precision;
@@ -686,12 +697,20 @@ fn check_adjoint_mode(
                 all_passed &= report.passed;
             }
             Err(e) => {
-                eprintln!("{}: error: {e}", file.display());
+                report_once(reported, format!("{}: error: {e}", file.display()));
                 all_passed = false;
             }
         }
     }
     all_passed
+}
+
+/// Prints a diagnostic line unless it was printed already.
+fn report_once(reported: &mut std::collections::HashSet<String>, line: String) {
+    if !reported.contains(&line) {
+        eprintln!("{line}");
+        reported.insert(line);
+    }
 }
 
 /// Writes through a temporary file and a rename, so a failure never leaves

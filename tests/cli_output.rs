@@ -143,3 +143,32 @@ fn a_temporary_gives_way_to_a_later_declaration_of_its_name() {
         String::from_utf8_lossy(&cc.stderr)
     );
 }
+
+/// `aioli check --mode both` reports a problem both halves meet (a
+/// parameter without a domain) once, not once per mode.
+#[test]
+fn a_check_error_both_modes_meet_is_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nodomain.c");
+    std::fs::write(
+        &path,
+        "void f(const double *x, const double *w, double *y)\n{\n    y[0] = x[0] * w[0];\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .arg("check")
+        .arg(&path)
+        .args([
+            "--head",
+            "f(y)/(x)",
+            "--mode",
+            "both",
+            "--domain",
+            "x[1]=[0,1] y[1]=[0,0]",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("has no domain").count(), 1, "{err}");
+}
