@@ -1078,6 +1078,14 @@ pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
+/// Calls `f` on every expression of an initializer, lists flattened.
+pub fn visit_init<'e>(init: &'e Init, f: &mut dyn FnMut(&'e Expr)) {
+    match init {
+        Init::Expr(e) => f(e),
+        Init::List(items, _) => items.iter().for_each(|i| visit_init(i, f)),
+    }
+}
+
 /// The expressions a statement evaluates itself (not those of nested
 /// statements).
 pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
@@ -1089,15 +1097,9 @@ pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {
             out.extend(args.iter());
         }
         StmtKind::Decl { vars, .. } => {
-            fn init<'e>(i: &'e Init, out: &mut Vec<&'e Expr>) {
-                match i {
-                    Init::Expr(e) => out.push(e),
-                    Init::List(items, _) => items.iter().for_each(|i| init(i, out)),
-                }
-            }
             for v in vars {
                 if let Some(i) = &v.init {
-                    init(i, &mut out);
+                    visit_init(i, &mut |e| out.push(e));
                 }
             }
         }

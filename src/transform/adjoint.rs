@@ -32,6 +32,7 @@ use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
 use crate::il::validate::same_expr;
 use crate::il::visit_expr as visit;
+use crate::il::visit_init;
 use crate::il::{
     ArrayLen, AssignSugar, BinOp, Block, Comments, Declarator, Expr, ExprKind, Init, Item,
     ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
@@ -230,7 +231,7 @@ fn adjoint_pass(
     }
     let mut out = program.clone();
     let mut namer = Namer::of(program);
-    super::names::refuse_pointer_results(program, &diff, &a.order, true)?;
+    super::names::refuse_struct_pointer_results(program, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     super::tangent::refuse_overlapping_calls(a, &diff_procs, true)?;
@@ -291,7 +292,7 @@ fn adjoint_pass(
             let stmt = f.points[i].kind.stmt();
             // `adjoint/pointer-result`: only `P_fwd` gives the adjoint
             // pointer, so such a call is split.
-            if sets_adjoint_pointer(program, &diff, stmt) {
+            if diff.sets_derivative_pointer(program, stmt) {
                 split_called.insert(callee);
                 continue;
             }
@@ -4306,18 +4307,15 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             "isCanonicalFor" => self.stmt().is_some_and(|s| self.canonical_for(s).is_some()),
             "isActiveCall" => self.stmt().is_some_and(|s| {
                 self.a.is_active_call(self.proc, s.id)
-                    || sets_adjoint_pointer(self.program, &self.diff, s)
+                    || self.diff.sets_derivative_pointer(self.program, s)
             }),
             "isJoint" => self.stmt().is_some_and(|s| {
-                self.is_joint_call(s) && !sets_adjoint_pointer(self.program, &self.diff, s)
+                self.is_joint_call(s) && !self.diff.sets_derivative_pointer(self.program, s)
             }),
             "setsAdjointPointer" => self
                 .stmt()
-                .is_some_and(|s| sets_adjoint_pointer(self.program, &self.diff, s)),
-            "resultIsPointer" => {
-                self.diff.results.contains(&self.proc)
-                    && is_pointer(self.program, &self.program.proc(self.proc).ret)
-            }
+                .is_some_and(|s| self.diff.sets_derivative_pointer(self.program, s)),
+            "resultIsPointer" => self.result_pointer_adjoint.is_some(),
             "isCheckpoint" => match self.stmt() {
                 Some(s) if checkpoint::is_region(s) => match self.region_snapshot(s) {
                     Ok(_) => true,
@@ -5571,17 +5569,6 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
     }
 }
 
-/// `adjoint/pointer-result`: a call storing a pointer result into a
-/// pointer that has an adjoint pointer, from a procedure whose result is
-/// differentiated (`p = row(a, i)`).
-fn sets_adjoint_pointer(program: &Program, diff: &DiffSets, s: &Stmt) -> bool {
-    matches!(&s.kind, StmtKind::Call { callee, result: Some(r), .. }
-        if is_pointer(program, &r.ty)
-            && program.proc(*callee).body.is_some()
-            && diff.results.contains(callee)
-            && diff.is_diff_ref(program, r))
-}
-
 /// The variable whose storage the pointer value `e` points into, when its
 /// extent is known here: an array (`w`, `w + i`, `&w[i]`), or a scalar or
 /// struct variable (`&s`, `&cells[i].pos`). Otherwise, why not: a pointer
@@ -5642,13 +5629,6 @@ fn address_root(e: &Expr) -> Option<SymId> {
         ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => address_root(base),
         ExprKind::Binary { lhs, .. } => address_root(lhs),
         _ => None,
-    }
-}
-
-fn visit_init(init: &Init, f: &mut dyn FnMut(&Expr)) {
-    match init {
-        Init::Expr(e) => f(e),
-        Init::List(items, _) => items.iter().for_each(|i| visit_init(i, f)),
     }
 }
 

@@ -51,12 +51,6 @@ pub(crate) fn drop_unused_static_globals(out: &Program, items: &mut Vec<Item>) {
             }
         })
     };
-    fn init_exprs<'e>(i: &'e crate::il::Init, out: &mut Vec<&'e crate::il::Expr>) {
-        match i {
-            crate::il::Init::Expr(e) => out.push(e),
-            crate::il::Init::List(items, _) => items.iter().for_each(|i| init_exprs(i, out)),
-        }
-    }
     for item in items.iter() {
         match &item.kind {
             ItemKind::Function(p) => {
@@ -67,13 +61,9 @@ pub(crate) fn drop_unused_static_globals(out: &Program, items: &mut Vec<Item>) {
                 }
             }
             ItemKind::Globals { vars, .. } => {
-                let mut exprs = Vec::new();
-                for v in vars {
-                    if let Some(i) = &v.init {
-                        init_exprs(i, &mut exprs);
-                    }
+                for i in vars.iter().filter_map(|v| v.init.as_ref()) {
+                    crate::il::visit_init(i, &mut note);
                 }
-                exprs.into_iter().for_each(&mut note);
             }
             _ => {}
         }

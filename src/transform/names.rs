@@ -121,9 +121,7 @@ impl DiffSets {
                     for e in stmt_exprs(s) {
                         deref_bases(e, &mut |b| {
                             if reaches_diff(b) {
-                                let mut roots = Vec::new();
-                                address_roots(b, &mut roots);
-                                d.syms.extend(roots);
+                                address_roots(b, &mut d.syms);
                             }
                         });
                     }
@@ -134,9 +132,7 @@ impl DiffSets {
                     // never dereferences it.
                     if let StmtKind::Call { args, .. } = &s.kind {
                         for arg in diff_memory_args(a, p, s, args) {
-                            let mut roots = Vec::new();
-                            pointer_roots(arg, &mut roots);
-                            d.syms.extend(roots);
+                            pointer_roots(arg, &mut d.syms);
                         }
                     }
                     match &s.kind {
@@ -144,9 +140,7 @@ impl DiffSets {
                             if is_pointer(program, &lhs.ty)
                                 && root_sym(lhs).is_some_and(|r| d.syms.contains(&r)) =>
                         {
-                            let mut roots = Vec::new();
-                            pointer_roots(rhs, &mut roots);
-                            d.syms.extend(roots);
+                            pointer_roots(rhs, &mut d.syms);
                         }
                         StmtKind::Decl { vars, .. } => {
                             for v in vars {
@@ -154,9 +148,7 @@ impl DiffSets {
                                     && is_pointer(program, &program.sym(v.sym).ty)
                                     && let Some(crate::il::Init::Expr(e)) = &v.init
                                 {
-                                    let mut roots = Vec::new();
-                                    pointer_roots(e, &mut roots);
-                                    d.syms.extend(roots);
+                                    pointer_roots(e, &mut d.syms);
                                 }
                             }
                         }
@@ -177,9 +169,7 @@ impl DiffSets {
                             // come from (`return at(x, i)` in a helper).
                             for (&formal, arg) in program.proc(*callee).params.iter().zip(args) {
                                 if d.syms.contains(&formal) && is_pointer(program, &arg.ty) {
-                                    let mut roots = Vec::new();
-                                    pointer_roots(arg, &mut roots);
-                                    d.syms.extend(roots);
+                                    pointer_roots(arg, &mut d.syms);
                                 }
                             }
                         }
@@ -187,9 +177,7 @@ impl DiffSets {
                         StmtKind::Return(Some(e))
                             if d.results.contains(&p) && is_pointer(program, &e.ty) =>
                         {
-                            let mut roots = Vec::new();
-                            pointer_roots(e, &mut roots);
-                            d.syms.extend(roots);
+                            pointer_roots(e, &mut d.syms);
                         }
                         _ => {}
                     }
@@ -200,6 +188,17 @@ impl DiffSets {
             }
         }
         d
+    }
+
+    /// `tangent/pointer-result`, `adjoint/pointer-result`: a call storing
+    /// a pointer result into a pointer that has a derivative pointer, from
+    /// a procedure whose result is differentiated (`p = row(a, i)`).
+    pub fn sets_derivative_pointer(&self, program: &Program, s: &crate::il::Stmt) -> bool {
+        matches!(&s.kind, StmtKind::Call { callee, result: Some(r), .. }
+            if is_pointer(program, &r.ty)
+                && program.proc(*callee).body.is_some()
+                && self.results.contains(callee)
+                && self.is_diff_ref(program, r))
     }
 
     /// `pred/diff` extended to references: does `e` designate memory with
@@ -390,7 +389,7 @@ fn diff_memory_args<'e>(
 
 /// The variables a reference goes through, pointer arithmetic included
 /// (`*(q + 1)` → q; `*(c ? a : b)` → a and b).
-fn address_roots(e: &Expr, out: &mut Vec<SymId>) {
+fn address_roots(e: &Expr, out: &mut HashSet<SymId>) {
     match &e.kind {
         ExprKind::Deref(p) => pointer_roots(p, out),
         ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => address_roots(base, out),
@@ -399,16 +398,21 @@ fn address_roots(e: &Expr, out: &mut Vec<SymId>) {
 }
 
 /// The variables whose memory a pointer-valued expression may point into.
-fn pointer_roots(e: &Expr, out: &mut Vec<SymId>) {
+fn pointer_roots(e: &Expr, out: &mut HashSet<SymId>) {
     match &e.kind {
-        ExprKind::Var(s) => out.push(*s),
+        ExprKind::Var(s) => {
+            out.insert(*s);
+        }
         ExprKind::AddrOf(r) => out.extend(root_sym(r)),
         ExprKind::Cast { arg, .. } => pointer_roots(arg, out),
+        // `p + k` or `k + p`: the operand that has a root.
         ExprKind::Binary { lhs, rhs, .. } => {
-            let before = out.len();
-            pointer_roots(lhs, out);
-            if out.len() == before {
+            let mut left = HashSet::new();
+            pointer_roots(lhs, &mut left);
+            if left.is_empty() {
                 pointer_roots(rhs, out);
+            } else {
+                out.extend(left);
             }
         }
         ExprKind::Cond { then, other, .. } => {
@@ -643,51 +647,13 @@ fn first_call(
     None
 }
 
-/// `adjoint/refuse` (and `tangent/names` in tangent mode): a procedure returning a pointer to
-/// memory with derivatives (`double *p = make(x)`): the derivative
-/// pointer would have to come back too, which CONTRACT §3 has no place
-/// for. Refused at the procedure, rather than differentiated wrongly.
-pub(crate) fn refuse_pointer_results(
+/// `adjoint/refuse` (both modes): a struct result holding a pointer to
+/// reals. A bare pointer result is differentiated instead
+/// (`tangent/pointer-result`, `adjoint/pointer-result`).
+pub(crate) fn refuse_struct_pointer_results(
     program: &Program,
-    diff: &DiffSets,
     procs: &[ProcId],
-    allow_pointers: bool,
 ) -> Result<(), crate::front::diag::Diagnostic> {
-    let refuse = |span, callee: ProcId| {
-        Err(crate::front::diag::Diagnostic::error(
-            span,
-            format!(
-                "'{}' returns a pointer to memory that has derivatives; aioli does not return \
-                 derivative pointers yet (pass the buffer as a parameter instead)",
-                program.proc(callee).name
-            ),
-        ))
-    };
-    let stores_pointer = |s: &crate::il::Stmt| match &s.kind {
-        StmtKind::Call {
-            callee,
-            result: Some(r),
-            ..
-        } => {
-            is_pointer(program, &r.ty)
-                && program.proc(*callee).body.is_some()
-                && root_sym(r).is_some_and(|v| diff.syms.contains(&v))
-        }
-        _ => false,
-    };
-    if allow_pointers {
-        // `tangent/pointer-result`: the derivative pointer is the result.
-    } else if let Some((span, callee)) = first_call(program, procs, stores_pointer) {
-        return refuse(span, callee);
-    } else {
-        let mut procs_with_results: Vec<ProcId> = diff.results.iter().copied().collect();
-        procs_with_results.sort();
-        for p in procs_with_results {
-            if is_pointer(program, &program.proc(p).ret) {
-                return refuse(program.proc(p).span, p);
-            }
-        }
-    }
     // A struct result holding a pointer to reals (`Vec v = vec_new(n)`):
     // the analyses do not carry the address it holds from the callee to
     // the caller, so what the caller writes through it would be lost.

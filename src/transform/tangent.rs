@@ -475,7 +475,7 @@ pub fn tangent_full(
         .collect();
     // Copies last, so the user's procedure gets the plain derivative name.
     diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
-    super::names::refuse_pointer_results(program, &diff, &a.order, true)?;
+    super::names::refuse_struct_pointer_results(program, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     let mut out = program.clone();
@@ -1347,10 +1347,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     /// has a derivative pointer: active even where no value is, since
     /// only `P_d` gives the derivative pointer.
     fn sets_derivative_pointer(&self, s: &Stmt) -> bool {
-        matches!(&s.kind, StmtKind::Call { callee, result: Some(r), .. }
-            if is_pointer(&self.out, &r.ty)
-                && self.result_is_diff(*callee)
-                && self.diff.is_diff_ref(&self.out, r))
+        self.diff.sets_derivative_pointer(&self.out, s)
+            && matches!(&s.kind, StmtKind::Call { callee, .. } if self.result_is_diff(*callee))
     }
 
     fn result_is_diff(&self, proc: ProcId) -> bool {
