@@ -779,6 +779,18 @@ double f(int n, double *x, double a)\n{\n    double w[2] = {1.0, 2.0};\n    scal
         err.contains("stale.c:9:12: error: 's_k' is a static global that 'set_k' changes"),
         "{err}"
     );
+    // The forward sweep runs the original `g`, which scales the original's
+    // `s`, not the output's copy (x̄ was 4x²ȳ for y = x⁴). With `g` static,
+    // the output carries its own copy of it, and the adjoint is right.
+    let split = "static double s;\nvoid g(double v)\n{\n    s = s * v;\n}\n\
+double f(double x)\n{\n    s = x;\n    g(x);\n    return s * s;\n}\n";
+    let err = adjoint_of_text("split.c", split, "f(f)/(x)").unwrap_err();
+    assert!(
+        err.contains("split.c:9:5: error: 'g' uses 's', a static global of the original file"),
+        "{err}"
+    );
+    let held = split.replace("void g(", "static void g(");
+    adjoint_of_text("held.c", &held, "f(f)/(x)").unwrap();
 }
 
 /// `adjoint/init-string`: a char array initialized with a string literal
@@ -1313,6 +1325,18 @@ fn overlapping_call_arguments_are_refused() {
              shift(a, a + 1, 2);\n    return a[2];\n}\n",
             "slices.c:11:5: error: two arguments of 'shift' may designate the same memory",
         ),
+        // `alias/disjoint-slices` proves `axpy(2, .., &w[0], &w[2])` apart
+        // (fixture disjoint_slices); three elements from each reach w[2]
+        // twice.
+        (
+            "near.c",
+            "// aioli: head='f(f)/(x)' domain='x=[0.5,1.5]'\n\
+             static void axpy(int n, double a, const double *u, double *v)\n{\n    \
+             for (int i = 0; i < n; i++)\n        v[i] += a * u[i];\n}\n\
+             double f(double x)\n{\n    double w[5] = {x, x, x, x, x};\n    \
+             axpy(3, x, &w[0], &w[2]);\n    return w[4];\n}\n",
+            "near.c:10:5: error: two arguments of 'axpy' may designate the same memory",
+        ),
         (
             "global.c",
             "// aioli: head='f(f)/(g_v x)' domain='x=[0.5,1.5] g_v=[1,2]'\n\
@@ -1320,6 +1344,19 @@ fn overlapping_call_arguments_are_refused() {
              static void upd(double *p, double a)\n{\n    *p = a * a;\n    *p += g_v * a;\n}\n\
              double f(double x)\n{\n    upd(&g_v, x);\n    return g_v;\n}\n",
             "global.c:10:5: error: this active call passes the address of global 'g_v'",
+        ),
+        // The same through a local pointer to the global (the pointer
+        // analysis sees it; the dot-product error was 0.32).
+        (
+            "through.c",
+            "// aioli: head='f(x)/(x)' domain='x[3]=[0.5,1]'\n\
+             double g[3];\n\
+             static void acc(double *d)\n{\n    \
+             for (int i = 1; i < 3; i++)\n        d[i] += g[i - 1] * g[i - 1];\n}\n\
+             void f(double *x)\n{\n    double *p = g;\n    \
+             for (int i = 0; i < 3; i++)\n        g[i] = x[i];\n    \
+             acc(p);\n    for (int i = 0; i < 3; i++)\n        x[i] = g[i];\n}\n",
+            "through.c:13:5: error: this active call passes the address of global 'g'",
         ),
     ];
     for (name, text, expected) in cases {

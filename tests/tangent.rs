@@ -871,3 +871,25 @@ fn untracked_pointer_moves_are_refused() {
         "{err}"
     );
 }
+
+/// `tangent/output`: `f_d` writes the output's copy of a static global,
+/// then a passive call runs the original `sel`, which reads the original's
+/// copy (the branch taken depended on the last call of `f`): refused. An
+/// active call runs `g_d`, which the output holds, and is accepted; so is
+/// `sel` made static (the output carries its own copy).
+#[test]
+fn a_static_global_shared_with_an_original_function_is_refused() {
+    let passive = "static double s;\nint sel(void)\n{\n    return s > 1.0;\n}\n\
+void f(double x, double *y)\n{\n    s = x * x;\n    if (sel())\n        y[0] = x * 3.0;\n    else\n        y[0] = x * x;\n}\n";
+    let err = tangent_of_text("sel.c", passive, "f(y)/(x)", &[]).unwrap_err();
+    assert!(
+        err.contains("sel.c:9:9: error: 'sel' uses 's', a static global of the original file"),
+        "{err}"
+    );
+    let held = passive.replace("int sel(", "static int sel(");
+    tangent_of_text("held.c", &held, "f(y)/(x)", &[]).unwrap();
+    let active = "static double s;\nvoid g(double v)\n{\n    s = s * v;\n}\n\
+double f(double x)\n{\n    s = x;\n    g(x);\n    return s * s;\n}\n";
+    let out = tangent_of_text("active.c", active, "f(f)/(x)", &[]).unwrap();
+    assert!(out.contains("g_d(x, xd);"), "{out}");
+}

@@ -23,6 +23,7 @@
 pub mod blocks;
 pub mod datalog;
 pub mod facts;
+pub mod footprint;
 pub mod head;
 pub mod locs;
 pub mod oracle;
@@ -1394,7 +1395,15 @@ impl<'a> Analysis<'a> {
                             continue;
                         }
                         let shared: Vec<u32> = objs(a).intersection(&objs(b)).copied().collect();
-                        if !shared.is_empty() && (writes_target(a) || writes_target(b)) {
+                        if !shared.is_empty()
+                            && (writes_target(a) || writes_target(b))
+                            && !footprint::disjoint_arguments(
+                                self.program,
+                                f.points[i].kind.stmt(),
+                                a,
+                                b,
+                            )
+                        {
                             reported = true;
                             out.push(Diagnostic::warning(
                                 span,

@@ -234,8 +234,10 @@ fn adjoint_pass(
     super::names::refuse_struct_pointer_results(program, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
+    // The forward sweep of a joint-mode call runs the original callee.
+    super::names::refuse_split_statics(program, &diff_procs, &|_, _| true)?;
     super::tangent::refuse_overlapping_calls(a, &diff_procs, true)?;
-    super::tangent::refuse_global_address_calls(a, &diff_procs)?;
+    super::tangent::refuse_global_address_calls(a, &diff_procs, true)?;
     super::tangent::refuse_untracked_pointers(a, &diff, &diff_procs)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
@@ -1160,11 +1162,20 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         for s in own {
             self.bsyms.remove(&s);
         }
-        // Hoisted locals with the same name get distinct names.
-        let mut seen: HashSet<String> = HashSet::new();
+        // Hoisted locals get names of their own: one declared in an inner
+        // block may share its name with another local, a parameter, or a
+        // global or procedure it hid only inside that block, and at the
+        // top it would hide them everywhere (`adjoint/hoist`).
+        let mut seen: HashSet<String> = self
+            .program
+            .proc(p)
+            .params
+            .iter()
+            .map(|&q| self.program.sym(q).name.clone())
+            .collect();
         for &s in hoisted {
             let name = self.out.symbols[s.index()].name.clone();
-            if !seen.insert(name.clone()) {
+            if !seen.insert(name.clone()) || self.namer.is_global(&name) {
                 let fresh = self.namer.fresh_local(&name);
                 self.out.symbols[s.index()].name = fresh.clone();
                 seen.insert(fresh);
@@ -2331,7 +2342,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             self.out.scopes[g.index()].vars.insert(name, id);
             id
         } else {
-            let name = self.namer.fresh_local(&format!("{}b", orig.name));
+            // The local's name in the output (a hoisted one may have been
+            // renamed).
+            let base = &self.out.symbols[s.index()].name;
+            let name = self.namer.fresh_local(&format!("{base}b"));
             let zero = self.zero_init(&ty);
             let id = self.new_sym(&name, ty, SymKind::Local);
             self.locals.push((id, Some(zero)));
@@ -3195,9 +3209,14 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let mut body = all;
         let mut used: HashSet<SymId> = HashSet::new();
         collect_used(&body, &mut used);
+        let mut read: HashSet<SymId> = HashSet::new();
+        collect_read(&body, &mut read);
         let mut decls = Vec::new();
         for &s in &params {
-            if !used.contains(&s) {
+            // Unused, or only set (a by-value parameter restored from the
+            // stack that nothing reads after): `(void)n;` keeps
+            // -Wunused-parameter and -Wunused-but-set-parameter quiet.
+            if !used.contains(&s) || !read.contains(&s) {
                 let v = self.var(s);
                 let cast = Expr::new(
                     ExprKind::Cast {
@@ -4149,6 +4168,30 @@ fn collect_used(stmts: &[Stmt], used: &mut HashSet<SymId>) {
             visit(e, &mut |x| {
                 if let ExprKind::Var(v) = x.kind {
                     used.insert(v);
+                }
+            });
+        }
+    });
+}
+
+/// The variables `stmts` read: every one they mention, but where it is
+/// only the whole target of an assignment.
+fn collect_read(stmts: &[Stmt], read: &mut HashSet<SymId>) {
+    crate::il::visit_stmts(stmts, &mut |s| {
+        for e in super::names::stmt_exprs(s) {
+            let whole_target = match &s.kind {
+                StmtKind::Assign { lhs, .. } => std::ptr::eq(e, lhs),
+                StmtKind::Call {
+                    result: Some(r), ..
+                } => std::ptr::eq(e, r),
+                _ => false,
+            };
+            if whole_target && matches!(e.kind, ExprKind::Var(_)) {
+                continue;
+            }
+            visit(e, &mut |x| {
+                if let ExprKind::Var(v) = x.kind {
+                    read.insert(v);
                 }
             });
         }

@@ -524,6 +524,12 @@ impl Namer {
         n
     }
 
+    /// Is `name` a global one (a global variable, procedure, type, macro,
+    /// or a name generated for the whole output)?
+    pub fn is_global(&self, name: &str) -> bool {
+        self.taken.contains(name)
+    }
+
     /// Does procedure `proc` declare `name` (a parameter or a local)?
     pub fn declared_in(&self, proc: ProcId, name: &str) -> bool {
         self.by_proc
@@ -841,6 +847,133 @@ pub(crate) fn refuse_stale_statics(
                     "'{name}' is a static global that '{writer}' changes; the output has its own \
                      copy of it, which would keep its first value (make it non-static so the \
                      output can share the original's)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `tangent/output` (both modes): a `static` global that the output's own
+/// copy and the original's both serve. Code the output holds (its
+/// differentiated procedures, its copies of `static` functions) uses the
+/// copy; an original non-static function the output calls by its name
+/// (`by_name`: in tangent mode a passive call, in adjoint mode any call,
+/// whose forward sweep runs the original) runs with the original's, and
+/// so do the functions it calls. Where both sides use a static global
+/// that something writes, the two copies drift apart (`s = x; g(x);
+/// y = s * s` with `g` scaling `s`): refused.
+pub(crate) fn refuse_split_statics(
+    program: &Program,
+    procs: &[ProcId],
+    by_name: &dyn Fn(ProcId, &crate::il::Stmt) -> bool,
+) -> Result<(), crate::front::diag::Diagnostic> {
+    let is_static_global = |s: SymId| {
+        let sym = program.sym(s);
+        sym.kind == crate::il::SymKind::Global && sym.storage == crate::il::Storage::Static
+    };
+    // Static globals each procedure uses (reads or writes) by name, and the
+    // ones written anywhere.
+    let mut uses: HashMap<ProcId, BTreeSet<SymId>> = HashMap::new();
+    let mut written: HashSet<SymId> = HashSet::new();
+    for (p, proc) in program.defined_procs() {
+        let Some(body) = &proc.body else { continue };
+        let entry = uses.entry(p).or_default();
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            let target = match &s.kind {
+                StmtKind::Assign { lhs, .. } => root_sym(lhs),
+                StmtKind::Call {
+                    result: Some(r), ..
+                } => root_sym(r),
+                StmtKind::Alloc { target, .. } => root_sym(target),
+                _ => None,
+            };
+            if let Some(v) = target.filter(|&v| is_static_global(v)) {
+                written.insert(v);
+            }
+            for e in stmt_exprs(s) {
+                crate::il::visit_expr(e, &mut |x| match &x.kind {
+                    ExprKind::Var(v) if is_static_global(*v) => {
+                        entry.insert(*v);
+                    }
+                    ExprKind::AddrOf(r) => {
+                        if let Some(v) = root_sym(r).filter(|&v| is_static_global(v)) {
+                            written.insert(v);
+                        }
+                    }
+                    _ => {}
+                });
+            }
+        });
+    }
+    if written.is_empty() {
+        return Ok(());
+    }
+    let calls_of = |p: ProcId| -> Vec<(ProcId, &crate::il::Stmt)> {
+        let mut out = Vec::new();
+        if let Some(body) = &program.proc(p).body {
+            crate::il::visit_stmts(&body.stmts, &mut |s| {
+                if let StmtKind::Call { callee, .. } = &s.kind
+                    && program.proc(*callee).body.is_some()
+                {
+                    out.push((*callee, s));
+                }
+            });
+        }
+        out
+    };
+    let is_static_proc = |q: ProcId| program.proc(q).storage == crate::il::Storage::Static;
+    // Held: the procedures differentiated, and the static ones their
+    // by-name calls reach (copied). Original: the non-static ones those
+    // calls reach, with everything they call. Each with a call that
+    // reaches it, for the message.
+    let mut held: Vec<ProcId> = procs.to_vec();
+    let mut original: HashMap<ProcId, (ProcId, crate::front::source::Span)> = HashMap::new();
+    let mut stack: Vec<(ProcId, bool)> = procs.iter().map(|&p| (p, true)).collect();
+    let mut seen: HashSet<(ProcId, bool)> = stack.iter().copied().collect();
+    while let Some((p, is_held)) = stack.pop() {
+        for (q, s) in calls_of(p) {
+            // A differentiated procedure's active call runs the callee's
+            // derivative, held already; a copy calls everything by name.
+            if is_held && procs.contains(&p) && !by_name(p, s) {
+                continue;
+            }
+            let q_held = is_held && is_static_proc(q);
+            if q_held {
+                held.push(q);
+            } else {
+                original.entry(q).or_insert((p, s.span));
+            }
+            if seen.insert((q, q_held)) {
+                stack.push((q, q_held));
+            }
+        }
+    }
+    let held_uses: BTreeSet<SymId> = held
+        .iter()
+        .flat_map(|p| uses.get(p).into_iter().flatten().copied())
+        .collect();
+    let mut originals: Vec<_> = original.iter().collect();
+    originals.sort_by_key(|(q, _)| q.index());
+    for (&q, &(caller, span)) in originals {
+        let shared = uses
+            .get(&q)
+            .into_iter()
+            .flatten()
+            .find(|v| held_uses.contains(v) && written.contains(v));
+        if let Some(&v) = shared {
+            let name = &program.sym(v).name;
+            return Err(crate::front::diag::Diagnostic::error(
+                span,
+                format!(
+                    "'{}' uses '{name}', a static global of the original file, and so does the \
+                     derivative code, which has its own copy of '{name}': this call from '{}' runs \
+                     the original '{}', which sees only the original's copy (make '{name}' \
+                     non-static, or '{}' static so the output carries its own copy of it)",
+                    program.proc(q).name,
+                    program.proc(caller).name,
+                    program.proc(q).name,
+                    program.proc(q).name
                 ),
             ));
         }

@@ -172,6 +172,11 @@ pub(crate) fn refuse_overlapping_calls(
                 && overlapping_arguments(stmt, same_base)
                     .into_iter()
                     .filter(|&(i, j, certain)| certain || indexed(i) || indexed(j))
+                    // `alias/disjoint-slices`: `axpy(n, a, &w[0], &w[n])`.
+                    .filter(|&(i, j, certain)| {
+                        certain
+                            || !crate::analysis::footprint::disjoint_arguments(program, stmt, i, j)
+                    })
                     .any(|(i, j, _)| writes_through(i) || writes_through(j))
             {
                 return Err(Diagnostic::error(
@@ -184,9 +189,20 @@ pub(crate) fn refuse_overlapping_calls(
                     ),
                 ));
             }
+            // The formal whose pointee is `t`, if one is.
+            let formal_of = |t: crate::analysis::locs::Obj| {
+                program.proc(callee).params.iter().position(|&formal| {
+                    a.locs
+                        .object_zones(a.locs.of_sym(formal))
+                        .any(|z| a.locs.target(callee, z) == Some(t))
+                })
+            };
             if same_base
                 && a.is_active_call(p, stmt.id)
                 && let Some((t1, t2)) = aliased_targets(a, callee, site)
+                // `alias/disjoint-slices`, for two formals.
+                && !matches!((formal_of(t1), formal_of(t2)), (Some(i), Some(j))
+                    if crate::analysis::footprint::disjoint_arguments(program, stmt, i, j))
             {
                 return Err(Diagnostic::error(
                     stmt.span,
@@ -276,6 +292,7 @@ fn writes_through_formal(a: &Analysis<'_>, callee: ProcId, k: usize) -> Option<V
 pub(crate) fn refuse_global_address_calls(
     a: &Analysis<'_>,
     diff_procs: &[ProcId],
+    through_pointers: bool,
 ) -> Result<(), Diagnostic> {
     let program = a.program;
     // `warn/alias`, certain case with a global: an active call passes the
@@ -300,7 +317,24 @@ pub(crate) fn refuse_global_address_calls(
             // the global's address.
             let writes_through_param =
                 |k: usize| writes_through_formal(a, callee, k).is_some_and(|w| !w.is_empty());
-            for (k, sym) in global_addresses(stmt) {
+            let mut globals = global_addresses(stmt);
+            // In adjoint mode, also a global a pointer argument may point to
+            // (`p = g; acc(p)`): the callee's backward sweep zeroes or reads
+            // one adjoint after adding into the other, where the tangent
+            // follows the original's accesses in lockstep.
+            if through_pointers {
+                for (k, places) in site.arg_places.iter().enumerate() {
+                    for &pl in places {
+                        if let Some((o, _)) = a.locs.place(pl)
+                            && let ObjKind::Var(v) = a.locs.object(o).kind
+                            && !globals.contains(&(k, v))
+                        {
+                            globals.push((k, v));
+                        }
+                    }
+                }
+            }
+            for (k, sym) in globals {
                 if program.sym(sym).kind != SymKind::Global {
                     continue;
                 }
@@ -478,6 +512,9 @@ pub fn tangent_full(
     super::names::refuse_struct_pointer_results(program, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
+    super::names::refuse_split_statics(program, &diff_procs, &|p, s| {
+        !a.is_active_call(p, s.id) && !diff.sets_derivative_pointer(program, s)
+    })?;
     let mut out = program.clone();
     let mut namer = Namer::of(program);
     let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_d");
@@ -492,7 +529,7 @@ pub fn tangent_full(
         ));
     }
     refuse_overlapping_calls(a, &diff_procs, false)?;
-    refuse_global_address_calls(a, &diff_procs)?;
+    refuse_global_address_calls(a, &diff_procs, false)?;
     refuse_untracked_pointers(a, &diff, &diff_procs)?;
     let mut dprocs = HashMap::new();
     for &p in &diff_procs {
@@ -3063,6 +3100,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     }
                     inner.into_iter().any(|t| self.is_live(t))
                 }
+                // `tangent/free` and `tangent/free-passive` keep every
+                // `free`, and the allocation it releases is kept because
+                // the `free` reads its pointer: the loop or branch around
+                // it must stay too, or each call leaks what it allocated.
+                StmtKind::Free { .. } => true,
                 _ => self.writes_read_later(s),
             };
         }

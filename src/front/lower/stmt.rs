@@ -337,6 +337,55 @@ impl Lowerer<'_> {
         span: Span,
         out: &mut Vec<Stmt>,
     ) -> R<()> {
+        let mut test = Block {
+            stmts: Vec::new(),
+            scope: self.new_scope(body.scope),
+            closing_comments: Vec::new(),
+            span,
+        };
+        self.loop_with_effects(pre, cond, &mut test, false, span)?;
+        self.skip_on_first_pass(test, body, span, out)
+    }
+
+    /// Statements in a block of their own, their declarations scoped to
+    /// it: where the block is not, they are out of scope (no reset of
+    /// `aioli_tmpd` after a switch or before a loop, where it is not
+    /// declared).
+    fn own_block(&mut self, stmts: Vec<Stmt>, span: Span) -> Block {
+        let scope = self.new_scope(self.scope);
+        for d in stmts.iter().flat_map(|s| match &s.kind {
+            StmtKind::Decl { vars, .. } => vars.as_slice(),
+            _ => &[],
+        }) {
+            let sym = &mut self.prog.symbols[d.sym.index()];
+            let (old, name) = (sym.scope, sym.name.clone());
+            sym.scope = scope;
+            let vars = &mut self.prog.scopes[old.index()].vars;
+            if vars.get(&name) == Some(&d.sym) {
+                vars.remove(&name);
+            }
+            self.prog.scopes[scope.index()].vars.insert(name, d.sym);
+        }
+        Block {
+            stmts,
+            scope,
+            closing_comments: Vec::new(),
+            span,
+        }
+    }
+
+    /// Puts `if (!aioli_tmp) { SKIPPED } aioli_tmp = 0;` at the top of a
+    /// loop body, with `int aioli_tmp = 1;` before the loop: SKIPPED runs
+    /// at the start of every iteration but the first, which is where C
+    /// runs a do-while's test or a for-loop's step, and a `continue` in
+    /// the body still reaches it.
+    fn skip_on_first_pass(
+        &mut self,
+        skipped: Block,
+        body: &mut Block,
+        span: Span,
+        out: &mut Vec<Stmt>,
+    ) -> R<()> {
         let int = |value: i64| {
             Expr::new(
                 ExprKind::IntConst {
@@ -360,13 +409,6 @@ impl Lowerer<'_> {
             },
             span,
         ));
-        let mut test = Block {
-            stmts: Vec::new(),
-            scope: self.new_scope(body.scope),
-            closing_comments: Vec::new(),
-            span,
-        };
-        self.loop_with_effects(pre, cond, &mut test, false, span)?;
         let not_first = Expr::new(
             ExprKind::Unary {
                 op: crate::il::UnOp::Not,
@@ -379,7 +421,7 @@ impl Lowerer<'_> {
             stmt(
                 StmtKind::If {
                     cond: not_first,
-                    then: test,
+                    then: skipped,
                     other: None,
                 },
                 span,
@@ -430,32 +472,55 @@ impl Lowerer<'_> {
             }
             None => (Vec::new(), None),
         };
+        // A step part that lowers to one statement stays in the header; one
+        // that needs several (a call into a temporary, `t += g(x)`) moves
+        // the whole step into the body (`il/split`).
         let mut step_stmts = Vec::new();
+        let mut step_in_body = false;
         if let Some(step) = step {
             let mut parts = Vec::new();
             comma_parts(step, &mut parts);
             for part in parts {
                 let mut v = Vec::new();
                 self.expr_stmt(part, &mut v)?;
-                if v.len() != 1 || self.is_temp_stmt(&v[0]) || v.iter().any(|s| {
-                    matches!(s.kind, StmtKind::Call { result: Some(Expr { kind: ExprKind::Var(t), .. }), .. }
+                step_in_body |= v.len() != 1
+                    || self.is_temp_stmt(&v[0])
+                    || v.iter().any(|s| {
+                        matches!(s.kind, StmtKind::Call { result: Some(Expr { kind: ExprKind::Var(t), .. }), .. }
                         if self.prog.symbols[t.index()].kind == SymKind::Temp)
-                }) {
-                    return err(
-                        part.span,
-                        "this for-loop step is not supported: each comma-separated part must be one assignment, ++/--, or call",
-                    );
-                }
+                    });
                 step_stmts.append(&mut v);
             }
         }
         let mut body = self.loop_body(body, Some(body_scope))?;
-        let cond = match cond {
-            Some(c) if !pre.is_empty() => {
+        let cond = if step_in_body && continues_this_loop(&body.stmts) {
+            // A `continue` must still run the step, then the test: both go
+            // to the top of the body, the step skipped on the first pass.
+            if let Some(c) = cond {
                 self.loop_with_effects(pre, c, &mut body, false, span)?;
-                None
             }
-            c => c,
+            let step_block = self.own_block(std::mem::take(&mut step_stmts), span);
+            self.skip_on_first_pass(step_block, &mut body, span, out)?;
+            None
+        } else {
+            if step_in_body {
+                if step_stmts
+                    .iter()
+                    .any(|s| matches!(s.kind, StmtKind::Decl { .. }))
+                {
+                    let block = self.own_block(std::mem::take(&mut step_stmts), span);
+                    body.stmts.push(stmt(StmtKind::Block(block), span));
+                } else {
+                    body.stmts.append(&mut step_stmts);
+                }
+            }
+            match cond {
+                Some(c) if !pre.is_empty() => {
+                    self.loop_with_effects(pre, c, &mut body, false, span)?;
+                    None
+                }
+                c => c,
+            }
         };
         out.push(stmt(
             StmtKind::Loop {
@@ -688,29 +753,7 @@ impl Lowerer<'_> {
             // (nor sit in a switch body at all): the split statement gets
             // its own block.
             if v.iter().any(|s| matches!(s.kind, StmtKind::Decl { .. })) {
-                let scope = self.new_scope(self.scope);
-                // Its declarations now live in the block: where the block
-                // is not, they are out of scope (no reset of `aioli_tmpd`
-                // after the switch, where it is not declared).
-                for d in v.iter().flat_map(|s| match &s.kind {
-                    StmtKind::Decl { vars, .. } => vars.as_slice(),
-                    _ => &[],
-                }) {
-                    let sym = &mut self.prog.symbols[d.sym.index()];
-                    let (old, name) = (sym.scope, sym.name.clone());
-                    sym.scope = scope;
-                    let vars = &mut self.prog.scopes[old.index()].vars;
-                    if vars.get(&name) == Some(&d.sym) {
-                        vars.remove(&name);
-                    }
-                    self.prog.scopes[scope.index()].vars.insert(name, d.sym);
-                }
-                let block = Block {
-                    stmts: v,
-                    scope,
-                    closing_comments: Vec::new(),
-                    span: cur.span,
-                };
+                let block = self.own_block(v, cur.span);
                 v = vec![stmt(StmtKind::Block(block), cur.span)];
             }
             if let Some(last) = cases.last_mut() {
