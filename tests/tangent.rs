@@ -893,3 +893,26 @@ double f(double x)\n{\n    s = x;\n    g(x);\n    return s * s;\n}\n";
     let out = tangent_of_text("active.c", active, "f(f)/(x)", &[]).unwrap();
     assert!(out.contains("g_d(x, xd);"), "{out}");
 }
+
+/// `tangent/call-frees`: helpers that free memory with a derivative are
+/// differentiated so that they free the derivative memory too (the calls
+/// were dropped or kept passive: `f_d` leaked every derivative buffer),
+/// including Numerical Recipes' `free_dvector`, which frees a pointer
+/// moved back by the lower index.
+#[test]
+fn helpers_that_free_release_the_derivative_memory_too() {
+    let path = common::fixture_dir("tangent").join("free_helpers.c");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let out = tangent_of_text("free_helpers.c", &text, "free_helpers(y)/(x)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    for line in [
+        "free((char *)(vd + nl - 1));",
+        "free(md[i]);",
+        "free(pd);",
+        "release_d(s, sd);",
+        "free_matrix_d(m, md, n);",
+        "free_dvector_d(w, wd, 1, n);",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+}

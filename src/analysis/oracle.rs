@@ -89,8 +89,22 @@ pub fn solve(analysis: &Analysis<'_>, proc: ProcId) -> ProcResult {
     diff_live(analysis.program, f, &g, &mut r);
 
     // tbr/*: forward from ∅ at the entry; tbr/restore.
+    // `tbr/restore-address`, as a transfer that looks at what comes in:
+    // a point that restores something reads its target's address in I′.
+    let restores = |i: usize, s: &Set, uses: &Set| {
+        r.diff_live[i]
+            && !f.points[i].loop_step
+            && f.points[i]
+                .effect
+                .writes
+                .iter()
+                .any(|z| s.contains(z) || uses.contains(z))
+    };
     let (tin, _) = g.forward(&Set::new(), |i, s| {
         let mut t: Set = s.union(&r.deriv_use[i]).copied().collect();
+        if restores(i, s, &r.deriv_use[i]) {
+            t.extend(f.points[i].deriv.lhs_addr.iter().copied());
+        }
         if r.diff_live[i] {
             for z in &f.points[i].effect.kills {
                 t.remove(z);
@@ -107,6 +121,12 @@ pub fn solve(analysis: &Analysis<'_>, proc: ProcId) -> ProcResult {
         t
     });
     r.tbr_in = g.point_values(&tin);
+    for i in 0..n {
+        if restores(i, &r.tbr_in[i], &r.deriv_use[i]) {
+            let addr = f.points[i].deriv.lhs_addr.clone();
+            r.deriv_use[i].extend(addr);
+        }
+    }
     r.restore = (0..n)
         .map(|i| {
             // A for loop's step statement is recomputed by the reversed

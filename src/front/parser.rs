@@ -368,6 +368,28 @@ impl<'a> ParseCtx<'a> {
     fn diagnostic(&self, error: GrammarError) -> Diagnostic {
         match error {
             ParseError::User { error } => error,
+            // `T x` where T is an identifier no typedef names: C allows two
+            // identifiers in a row only after a type name, so T is a type
+            // the tool does not know (`va_list ap`, `_Complex z`).
+            ParseError::UnrecognizedToken {
+                token: (l, Token::Ident(_), _),
+                ..
+            } if l > 0
+                && matches!(
+                    self.tokens.get(l - 1).map(|t| &t.tok),
+                    Some(Token::Ident(_))
+                ) =>
+            {
+                let Some(Token::Ident(name)) = self.tokens.get(l - 1).map(|t| &t.tok) else {
+                    unreachable!()
+                };
+                let message = if matches!(&**name, "va_list" | "__builtin_va_list") {
+                    "varargs (va_list, va_start, va_arg) are not supported".to_string()
+                } else {
+                    format!("unknown type name '{name}'")
+                };
+                Diagnostic::error(self.span(l - 1, l), message)
+            }
             ParseError::UnrecognizedToken {
                 token: (l, tok, _),
                 expected,

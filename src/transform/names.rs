@@ -21,6 +21,10 @@ pub struct DiffSets {
     pub fields: HashSet<(StructId, usize)>,
     /// Procedures whose result has a derivative.
     pub results: HashSet<ProcId>,
+    /// `tangent/call-frees`: procedures that free memory with a derivative
+    /// through a pointer formal (`free_vector(v)`), so their derivative
+    /// frees the derivative memory too.
+    pub frees: HashSet<ProcId>,
 }
 
 impl DiffSets {
@@ -106,7 +110,7 @@ impl DiffSets {
         // Pointers that designate diff memory, and what their values come
         // from, need derivatives too: iterate over pointer assignments.
         loop {
-            let before = (d.syms.len(), d.results.len());
+            let before = (d.syms.len(), d.results.len(), d.frees.len());
             for &p in procs {
                 let Some(body) = &program.proc(p).body else {
                     continue;
@@ -133,6 +137,21 @@ impl DiffSets {
                     if let StmtKind::Call { args, .. } = &s.kind {
                         for arg in diff_memory_args(a, p, s, args) {
                             pointer_roots(arg, &mut d.syms);
+                        }
+                    }
+                    // `tangent/call-frees`: a pointer with a derivative
+                    // pointer given to a procedure that frees it.
+                    if let StmtKind::Call { callee, args, .. } = &s.kind {
+                        for (k, (&formal, arg)) in
+                            program.proc(*callee).params.iter().zip(args).enumerate()
+                        {
+                            if is_pointer(program, &arg.ty)
+                                && d.is_diff_ref(program, arg)
+                                && frees_through(program, *callee, k, &mut Vec::new())
+                            {
+                                d.syms.insert(formal);
+                                d.frees.insert(*callee);
+                            }
                         }
                     }
                     match &s.kind {
@@ -183,7 +202,7 @@ impl DiffSets {
                     }
                 });
             }
-            if (d.syms.len(), d.results.len()) == before {
+            if (d.syms.len(), d.results.len(), d.frees.len()) == before {
                 break;
             }
         }
@@ -199,6 +218,16 @@ impl DiffSets {
                 && program.proc(*callee).body.is_some()
                 && self.results.contains(callee)
                 && self.is_diff_ref(program, r))
+    }
+
+    /// `tangent/call-frees`: a call giving a pointer with a derivative
+    /// pointer to a procedure that frees it: `P_d` frees both.
+    pub fn frees_derivative(&self, program: &Program, s: &crate::il::Stmt) -> bool {
+        matches!(&s.kind, StmtKind::Call { callee, args, .. }
+        if self.frees.contains(callee)
+            && program.proc(*callee).params.iter().zip(args).any(|(formal, arg)| {
+                self.syms.contains(formal) && self.is_diff_ref(program, arg)
+            }))
     }
 
     /// `pred/diff` extended to references: does `e` designate memory with
@@ -979,4 +1008,78 @@ pub(crate) fn refuse_split_statics(
         }
     }
     Ok(())
+}
+
+/// Does `proc` free the memory its pointer formal `k` points to on entry,
+/// itself (`free(p)`) or through a call it gives `p` to?
+pub(crate) fn frees_through(
+    program: &Program,
+    proc: ProcId,
+    k: usize,
+    visiting: &mut Vec<(ProcId, usize)>,
+) -> bool {
+    let p = program.proc(proc);
+    let (Some(body), Some(&formal)) = (&p.body, p.params.get(k)) else {
+        return false;
+    };
+    if visiting.contains(&(proc, k)) {
+        return false;
+    }
+    visiting.push((proc, k));
+    // The formal, cast or moved by pointer arithmetic (`free((char *)(v +
+    // nl - NR_END))`, Numerical Recipes' `free_dvector`).
+    fn based_on(e: &Expr, formal: SymId) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) => *v == formal,
+            ExprKind::Cast { arg, .. } => based_on(arg, formal),
+            ExprKind::Binary {
+                op: crate::il::BinOp::Add | crate::il::BinOp::Sub,
+                lhs,
+                rhs,
+            } => {
+                based_on(lhs, formal)
+                    || matches!(rhs.ty.ty, Type::Pointer(_)) && based_on(rhs, formal)
+            }
+            _ => false,
+        }
+    }
+    let is_formal = |e: &Expr| based_on(e, formal);
+    let mut found = false;
+    crate::il::visit_stmts(&body.stmts, &mut |s| {
+        if found {
+            return;
+        }
+        match &s.kind {
+            StmtKind::Free { ptr } => found = is_formal(ptr),
+            StmtKind::Call { callee, args, .. } => {
+                for (j, arg) in args.iter().enumerate() {
+                    if !found && is_formal(arg) {
+                        found = frees_through(program, *callee, j, visiting);
+                    }
+                }
+            }
+            _ => {}
+        }
+    });
+    visiting.pop();
+    found
+}
+
+/// Does a call to `proc` free anything, itself or through its callees?
+pub(crate) fn may_free(program: &Program, proc: ProcId, visiting: &mut Vec<ProcId>) -> bool {
+    let Some(body) = &program.proc(proc).body else {
+        return false;
+    };
+    if visiting.contains(&proc) {
+        return false;
+    }
+    visiting.push(proc);
+    let mut found = false;
+    crate::il::visit_stmts(&body.stmts, &mut |s| match &s.kind {
+        StmtKind::Free { .. } => found = true,
+        StmtKind::Call { callee, .. } if !found => found = may_free(program, *callee, visiting),
+        _ => {}
+    });
+    visiting.pop();
+    found
 }

@@ -504,7 +504,8 @@ pub fn tangent_full(
         .iter()
         .copied()
         .filter(|&p| {
-            (a.is_diff_proc(p) || diff.results.contains(&p)) && program.proc(p).body.is_some()
+            (a.is_diff_proc(p) || diff.results.contains(&p) || diff.frees.contains(&p))
+                && program.proc(p).body.is_some()
         })
         .collect();
     // Copies last, so the user's procedure gets the plain derivative name.
@@ -513,7 +514,9 @@ pub fn tangent_full(
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     super::names::refuse_split_statics(program, &diff_procs, &|p, s| {
-        !a.is_active_call(p, s.id) && !diff.sets_derivative_pointer(program, s)
+        !a.is_active_call(p, s.id)
+            && !diff.sets_derivative_pointer(program, s)
+            && !diff.frees_derivative(program, s)
     })?;
     let mut out = program.clone();
     let mut namer = Namer::of(program);
@@ -2292,7 +2295,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 None => true,
             },
             "isActiveCall" => self.stmt().is_some_and(|s| {
-                self.a.is_active_call(self.proc, s.id) || self.sets_derivative_pointer(s)
+                self.a.is_active_call(self.proc, s.id)
+                    || self.sets_derivative_pointer(s)
+                    || self.diff.frees_derivative(&self.out, s)
             }),
             "isActiveExpr" => {
                 let e = self.expr_of(subject)?;
@@ -3105,6 +3110,12 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 // the `free` reads its pointer: the loop or branch around
                 // it must stay too, or each call leaks what it allocated.
                 StmtKind::Free { .. } => true,
+                // A call that frees, as `free` itself (`release(w)`).
+                StmtKind::Call { callee, .. }
+                    if super::names::may_free(self.program, *callee, &mut Vec::new()) =>
+                {
+                    true
+                }
                 _ => self.writes_read_later(s),
             };
         }
@@ -3253,6 +3264,24 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         arg: Box::new(a),
                     },
                     to,
+                    span,
+                )
+            }
+            // `free(v + nl - 1)`: the derivative pointer moved alike.
+            ExprKind::Binary {
+                op: op @ (BinOp::Add | BinOp::Sub),
+                lhs,
+                rhs,
+            } if super::names::is_address(self.program, &lhs.ty) => {
+                let l = self.dref(lhs)?;
+                let ty = l.ty.clone();
+                Expr::new(
+                    ExprKind::Binary {
+                        op: *op,
+                        lhs: Box::new(l),
+                        rhs: rhs.clone(),
+                    },
+                    ty,
                     span,
                 )
             }

@@ -1336,18 +1336,57 @@ impl<'i> Vectorizer<'i> {
                 for st in step {
                     self.stmt(st, &mut step_pieces)?;
                 }
+                let mut cond = cond.as_ref().map(|c| self.vexpr(c, false)).transpose()?;
                 let step = if step_pieces.iter().any(|p| matches!(p, Piece::Dir(_))) {
                     // A derivative update in the step needs a direction
                     // loop, which a header cannot hold: the step moves to
                     // the end of the body, which nothing skips when no
-                    // `continue` leaves it.
+                    // `continue` leaves it; else to the top of the body,
+                    // skipped on the first pass by a flag, followed by the
+                    // test (as the front end lowers such steps, `il/split`).
+                    let step_stmts = self.assemble(step_pieces);
                     if continues(&original_body.stmts) {
-                        return Err(
-                            "a derivative statement in the step of a for-loop with `continue`: not supported in vector mode"
-                                .into(),
+                        let flag = self.top_local("aioli_first", QualType::int(), QualType::int());
+                        let flag_var = self.var(flag);
+                        let one = self.int(1);
+                        out.push(Piece::Plain(self.assign(flag_var.clone(), one)));
+                        let not_first = self.mk(
+                            ExprKind::Unary {
+                                op: crate::il::UnOp::Not,
+                                arg: Box::new(flag_var.clone()),
+                            },
+                            QualType::int(),
                         );
+                        let step_block = self.block(step_stmts);
+                        let mut head = vec![
+                            self.mk_stmt(StmtKind::If {
+                                cond: not_first,
+                                then: step_block,
+                                other: None,
+                            }),
+                            self.assign(flag_var, self.int(0)),
+                        ];
+                        if let Some(c) = cond.take() {
+                            let mut inner = c;
+                            inner.parens = true;
+                            let negated = self.mk(
+                                ExprKind::Unary {
+                                    op: crate::il::UnOp::Not,
+                                    arg: Box::new(inner),
+                                },
+                                QualType::int(),
+                            );
+                            let exit = self.block(vec![self.mk_stmt(StmtKind::Break)]);
+                            head.push(self.mk_stmt(StmtKind::If {
+                                cond: negated,
+                                then: exit,
+                                other: None,
+                            }));
+                        }
+                        body.stmts.splice(0..0, head);
+                    } else {
+                        body.stmts.extend(step_stmts);
                     }
-                    body.stmts.extend(self.assemble(step_pieces));
                     Vec::new()
                 } else {
                     step_pieces
@@ -1357,7 +1396,6 @@ impl<'i> Vectorizer<'i> {
                         })
                         .collect()
                 };
-                let cond = cond.as_ref().map(|c| self.vexpr(c, false)).transpose()?;
                 if init_pieces.iter().any(|p| matches!(p, Piece::Dir(_))) {
                     // A derivative initialisation in the header needs a
                     // direction loop, which a header cannot hold: the

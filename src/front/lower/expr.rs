@@ -760,6 +760,9 @@ impl Lowerer<'_> {
                 if let Some(s) = self.try_alloc(lhs.clone(), r, false, span, fx)? {
                     return Ok(s);
                 }
+                if let Some(s) = self.try_alloc_choice(lhs.clone(), r, span, fx)? {
+                    return Ok(s);
+                }
                 if let Some((Callee::Proc(pid), args, callee_span)) = self.classify_call(r)? {
                     let call = self.proc_call(pid, args, callee_span, r.span, fx)?;
                     let ret = self.prog.procs[pid.index()].ret.clone();
@@ -1465,6 +1468,79 @@ impl Lowerer<'_> {
             scope,
             span,
         }))
+    }
+
+    /// `p = n > 0 ? malloc(...) : NULL`: an allocation in a branch of
+    /// `?:` becomes an if/else of two assignments; `None` when `r` is not
+    /// such a choice.
+    pub(super) fn try_alloc_choice(
+        &mut self,
+        lhs: Expr,
+        r: &ast::Expr,
+        span: Span,
+        fx: &mut Effects,
+    ) -> R<Option<Stmt>> {
+        let ast::ExprKind::Conditional(c, a, b) = &strip_parens(r).kind else {
+            return Ok(None);
+        };
+        if !self.is_allocation(a)? && !self.is_allocation(b)? {
+            return Ok(None);
+        }
+        let cond = self.expr(c, fx)?;
+        let branch = |this: &mut Self, e: &ast::Expr| -> R<crate::il::Block> {
+            let mut bfx = Effects::default();
+            let s = match this.try_alloc(lhs.clone(), e, false, span, &mut bfx)? {
+                Some(s) => s,
+                None => {
+                    let rhs = this.expr(e, &mut bfx)?;
+                    this.check_convertible(&lhs.ty, &rhs, e.span, "assignment")?;
+                    stmt(
+                        StmtKind::Assign {
+                            lhs: lhs.clone(),
+                            rhs,
+                            sugar: AssignSugar::Plain,
+                        },
+                        span,
+                    )
+                }
+            };
+            if !bfx.pre.is_empty() || !bfx.post.is_empty() {
+                return err(
+                    e.span,
+                    "an allocation in a branch of ?: is only supported where the branches have no other effect",
+                );
+            }
+            let scope = this.new_scope(this.scope);
+            Ok(crate::il::Block {
+                stmts: vec![s],
+                scope,
+                closing_comments: Vec::new(),
+                span: e.span,
+            })
+        };
+        let then = branch(self, a)?;
+        let other = branch(self, b)?;
+        Ok(Some(stmt(
+            StmtKind::If {
+                cond,
+                then,
+                other: Some(other),
+            },
+            span,
+        )))
+    }
+
+    /// Is `e` a call of malloc or calloc, possibly cast?
+    pub(super) fn is_allocation(&self, e: &ast::Expr) -> R<bool> {
+        let stripped = strip_parens(e);
+        let call = match &stripped.kind {
+            ast::ExprKind::Cast(_, inner) => strip_parens(inner),
+            _ => stripped,
+        };
+        Ok(matches!(
+            self.classify_call(call)?,
+            Some((Callee::Malloc | Callee::Calloc, _, _))
+        ))
     }
 
     /// `target = malloc(...)` / `calloc(...)`, possibly with a cast; `None`

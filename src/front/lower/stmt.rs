@@ -787,6 +787,42 @@ impl Lowerer<'_> {
                         format!("void function '{name}' should not return a value"),
                     );
                 }
+                // `return (double *)calloc(n, sizeof(double));`: the
+                // allocation goes into a temporary, which is returned.
+                let choice = match &super::expr::strip_parens(e).kind {
+                    ast::ExprKind::Conditional(_, a, b) => {
+                        self.is_allocation(a)? || self.is_allocation(b)?
+                    }
+                    _ => false,
+                };
+                if choice || self.is_allocation(e)? {
+                    let mut fx = Effects::default();
+                    let tmp = self.new_temp(ret.clone(), span)?;
+                    let target = Expr::new(ExprKind::Var(tmp), ret.clone(), span);
+                    let alloc = if choice {
+                        self.try_alloc_choice(target.clone(), e, span, &mut fx)?
+                    } else {
+                        self.try_alloc(target.clone(), e, true, span, &mut fx)?
+                    };
+                    let Some(alloc) = alloc else {
+                        return err(e.span, "internal error: expected an allocation");
+                    };
+                    out.push(stmt(
+                        StmtKind::Decl {
+                            base: ret.clone(),
+                            storage: Storage::Auto,
+                            vars: vec![Declarator {
+                                sym: tmp,
+                                init: None,
+                            }],
+                        },
+                        span,
+                    ));
+                    out.append(&mut fx.pre);
+                    out.push(alloc);
+                    out.push(stmt(StmtKind::Return(Some(target)), span));
+                    return Ok(());
+                }
                 let v = self.condition_value(e, out)?;
                 self.check_convertible(&ret, &v, e.span, "return")?;
                 out.push(stmt(StmtKind::Return(Some(v)), span));
@@ -903,6 +939,9 @@ impl Lowerer<'_> {
                 && let ast::Initializer::Expr(e) = init
             {
                 let mut special = self.try_alloc(target.clone(), e, true, span, &mut fx)?;
+                if special.is_none() {
+                    special = self.try_alloc_choice(target.clone(), e, span, &mut fx)?;
+                }
                 if special.is_none()
                     && let Some((Callee::Proc(pid), args, callee_span)) = self.classify_call(e)?
                 {
