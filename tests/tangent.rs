@@ -916,3 +916,24 @@ fn helpers_that_free_release_the_derivative_memory_too() {
         assert!(code.contains(line), "{line}\n{code}");
     }
 }
+
+/// A helper that only moves a struct's pointer member along (a reader's
+/// cursor, `r->cur = r->cur + 1`) is differentiated in tangent mode, the
+/// derivative member moved alike (it was refused: "may store a new
+/// address"); one that stores another address there still is refused.
+#[test]
+fn a_cursor_moved_by_a_helper_is_differentiated() {
+    let reader = "typedef struct { const double *cur; double acc; } Reader;\n\
+static void take(Reader *r)\n{\n    r->acc += r->cur[0] * r->cur[0];\n    r->cur = r->cur + 1;\n}\n\
+double f(const double *x)\n{\n    Reader r;\n    r.cur = x;\n    r.acc = 0.0;\n    take(&r);\n    take(&r);\n    return r.acc;\n}\n";
+    let out = tangent_of_text("reader.c", reader, "f(f)/(x)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    assert!(code.contains("rd->cur = rd->cur + 1;"), "{code}");
+    assert!(code.contains("take_d(&r, &rd);"), "{code}");
+    let rewound = reader.replace(
+        "r->cur = r->cur + 1;",
+        "r->cur = r->cur + 1;\n    if (r->acc > 9.0)\n        r->cur = &r->acc;",
+    );
+    let err = tangent_of_text("rewound.c", &rewound, "f(f)/(x)", &[]).unwrap_err();
+    assert!(err.contains("may store a new address into 'r'"), "{err}");
+}

@@ -378,7 +378,24 @@ impl<'a> ParseCtx<'a> {
                 && matches!(
                     self.tokens.get(l - 1).map(|t| &t.tok),
                     Some(Token::Ident(_))
-                ) =>
+                )
+                // ... where a declaration may start (`double x y;` is
+                // another mistake).
+                && (l < 2
+                    || matches!(
+                        self.tokens.get(l - 2).map(|t| &t.tok),
+                        Some(
+                            Token::Semi
+                                | Token::LBrace
+                                | Token::RBrace
+                                | Token::LParen
+                                | Token::Comma
+                                | Token::KwConst
+                                | Token::KwStatic
+                                | Token::KwExtern
+                                | Token::Newline
+                        )
+                    )) =>
             {
                 let Some(Token::Ident(name)) = self.tokens.get(l - 1).map(|t| &t.tok) else {
                     unreachable!()

@@ -238,7 +238,7 @@ fn adjoint_pass(
     super::names::refuse_split_statics(program, &diff_procs, &|_, _| true)?;
     super::tangent::refuse_overlapping_calls(a, &diff_procs, true)?;
     super::tangent::refuse_global_address_calls(a, &diff_procs, true)?;
-    super::tangent::refuse_untracked_pointers(a, &diff, &diff_procs)?;
+    super::tangent::refuse_untracked_pointers(a, &diff, &diff_procs, false)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
     let mut runtime = HashMap::new();

@@ -361,6 +361,41 @@ pub(crate) fn refuse_global_address_calls(
     Ok(())
 }
 
+/// Does `proc` change the pointers reached through its pointer formal `k`
+/// only by moving them along (`r->cur = r->cur + 1`, `r->cur += 2`,
+/// `r->cur++`), never storing another address there nor giving the formal
+/// to a call?
+fn only_advances(program: &Program, proc: ProcId, k: usize) -> bool {
+    let p = program.proc(proc);
+    let (Some(body), Some(&formal)) = (&p.body, p.params.get(k)) else {
+        return false;
+    };
+    let rooted = |e: &Expr| super::names::root_sym(e) == Some(formal);
+    let mut ok = true;
+    crate::il::visit_stmts(&body.stmts, &mut |st| match &st.kind {
+        StmtKind::Assign { lhs, rhs, .. }
+            if rooted(lhs) && matches!(program.resolve(&lhs.ty.ty), Type::Pointer(_)) =>
+        {
+            let advance = matches!(&rhs.kind, ExprKind::Binary {
+                op: BinOp::Add | BinOp::Sub,
+                lhs: base,
+                rhs: offset,
+            } if crate::il::validate::same_expr(base, lhs)
+                && !matches!(program.resolve(&offset.ty.ty), Type::Pointer(_)));
+            ok &= advance && !matches!(lhs.kind, ExprKind::Var(_));
+        }
+        StmtKind::Call { args, .. } => {
+            for arg in args {
+                crate::il::visit_expr(arg, &mut |x| {
+                    ok &= !matches!(x.kind, ExprKind::Var(v) if v == formal);
+                });
+            }
+        }
+        _ => {}
+    });
+    ok
+}
+
 /// Pointers whose derivative pointers aioli cannot keep in step, refused
 /// in both modes (the derivative would read the wrong memory):
 /// - a call given `&p` for a pointer `p` that has a derivative pointer,
@@ -373,6 +408,7 @@ pub(crate) fn refuse_untracked_pointers(
     a: &Analysis<'_>,
     diff: &DiffSets,
     diff_procs: &[ProcId],
+    allow_advances: bool,
 ) -> Result<(), Diagnostic> {
     let program = a.program;
     let pointer_to_real = |ty: &QualType| match program.resolve(&ty.ty) {
@@ -417,7 +453,16 @@ pub(crate) fn refuse_untracked_pointers(
                     // Without a body: any non-const pointer parameter.
                     None => true,
                 };
-                if writes {
+                // In tangent mode, a helper that only moves the pointer
+                // members along (`r->cur = r->cur + 1`, a reader's cursor)
+                // leaves them designating the memory they did: the
+                // caller's analysis stays right, and the derivative moves
+                // the derivative member alike (`tangent/assign-pointer`).
+                // The adjoint's backward sweep would need the members'
+                // old values, which nothing here records for the caller.
+                if writes
+                    && !(allow_advances && stores_pointer && only_advances(program, callee, k))
+                {
                     found = Some(Diagnostic::error(
                         st.span,
                         format!(
@@ -533,7 +578,7 @@ pub fn tangent_full(
     }
     refuse_overlapping_calls(a, &diff_procs, false)?;
     refuse_global_address_calls(a, &diff_procs, false)?;
-    refuse_untracked_pointers(a, &diff, &diff_procs)?;
+    refuse_untracked_pointers(a, &diff, &diff_procs, true)?;
     let mut dprocs = HashMap::new();
     for &p in &diff_procs {
         let orig = program.proc(p);
