@@ -1615,3 +1615,52 @@ fn a_restore_reads_the_index_its_step_used() {
     assert!(code.contains("aioli_push_int(p);"), "{code}");
     assert!(code.contains("p = aioli_pop_int();"), "{code}");
 }
+
+/// `adjoint/output`: the runtime header comes first and takes the file's
+/// opening comment, but not a first function's own comment, which its
+/// adjoint keeps (it came out twice).
+#[test]
+fn a_first_functions_comment_comes_out_once() {
+    let out = adjoint_of_text(
+        "first.c",
+        "/* Squares its argument. */\ndouble f(double x)\n{\n    return x * x;\n}\n",
+        "f(f)/(x)",
+    )
+    .unwrap();
+    assert_eq!(out.matches("Squares its argument").count(), 1, "{out}");
+    let opening = adjoint_of_text(
+        "opening.c",
+        "/* The file's opening comment. */\n#include <math.h>\ndouble f(double x)\n{\n    return sin(x);\n}\n",
+        "f(f)/(x)",
+    )
+    .unwrap();
+    assert_eq!(opening.matches("opening comment").count(), 1, "{opening}");
+}
+
+/// `adjoint/call-split`: a split call whose arguments read what the call
+/// writes (`upd(&s, x[k], &k)` incrementing `*k`) is refused: `P_bwd`
+/// got `&xb[k]` with the incremented k (relative error 0.36). The joint
+/// mode restores k before the adjoint call and is accepted.
+#[test]
+fn a_split_call_changing_its_own_index_is_refused() {
+    let src = "static int upd(double *s, double v, int *k)\n{\n    *s = *s * v;\n    (*k)++;\n    return *k;\n}\n\
+void f(int n, double *x, double *y)\n{\n    int k = 0;\n    double s = 1.0;\n    do {\n        y[k] = s;\n    } while (upd(&s, x[k], &k) < n);\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index.c");
+    std::fs::write(&path, format!("// aioli: head='f(y)/(x)'\n{src}")).unwrap();
+    let err = match generate_with(
+        &path,
+        &AdjointOptions {
+            split: true,
+            ..AdjointOptions::default()
+        },
+    ) {
+        Ok(_) => panic!("split: differentiated"),
+        Err(e) => e,
+    };
+    assert!(
+        err.contains("index.c:14:14: error: this call changes 'k', which its own arguments read"),
+        "{err}"
+    );
+    generate(&path, false).unwrap();
+}

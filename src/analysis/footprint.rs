@@ -479,7 +479,11 @@ fn children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             f(lhs);
             f(rhs);
         }
-        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|a| f(a)),
+        ExprKind::Intrinsic { args, .. } => {
+            for a in args {
+                f(a);
+            }
+        }
         ExprKind::Cond { cond, then, other } => {
             f(cond);
             f(then);
@@ -496,15 +500,8 @@ fn writes_var(stmts: &[Stmt], v: SymId) -> bool {
         if found {
             return;
         }
-        let target = match &s.kind {
-            StmtKind::Assign { lhs, .. } => Some(lhs),
-            StmtKind::Call {
-                result: Some(r), ..
-            } => Some(r),
-            StmtKind::Alloc { target, .. } => Some(target),
-            _ => None,
-        };
-        found = target.is_some_and(|t| matches!(t.kind, ExprKind::Var(w) if w == v));
+        found =
+            crate::il::stored_ref(s).is_some_and(|t| matches!(t.kind, ExprKind::Var(w) if w == v));
         for e in crate::il::stmt_exprs(s) {
             crate::il::visit_expr(e, &mut |x| {
                 if let ExprKind::AddrOf(r) = &x.kind {

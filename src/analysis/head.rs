@@ -195,14 +195,7 @@ fn globals_used(program: &Program, proc: ProcId) -> (Vec<SymId>, Vec<SymId>) {
             continue;
         };
         crate::il::visit_stmts(&body.stmts, &mut |st| {
-            let target = match &st.kind {
-                StmtKind::Assign { lhs, .. } => Some(lhs),
-                StmtKind::Call {
-                    result: Some(r), ..
-                } => Some(r),
-                StmtKind::Alloc { target, .. } => Some(target),
-                _ => None,
-            };
+            let target = crate::il::stored_ref(st);
             if let Some(t) = target
                 && let Some(v) = store(t, &mut read, &mut addressed)
             {

@@ -1086,6 +1086,19 @@ pub fn visit_init<'e>(init: &'e Init, f: &mut dyn FnMut(&'e Expr)) {
     }
 }
 
+/// The reference a statement stores into as a whole: an assignment's
+/// target, a call's result, an allocation's pointer.
+pub fn stored_ref(s: &Stmt) -> Option<&Expr> {
+    match &s.kind {
+        StmtKind::Assign { lhs, .. } => Some(lhs),
+        StmtKind::Call {
+            result: Some(r), ..
+        } => Some(r),
+        StmtKind::Alloc { target, .. } => Some(target),
+        _ => None,
+    }
+}
+
 /// The expressions a statement evaluates itself (not those of nested
 /// statements).
 pub fn stmt_exprs(s: &Stmt) -> Vec<&Expr> {

@@ -238,6 +238,7 @@ fn adjoint_pass(
     super::names::refuse_split_statics(program, &diff_procs, &|_, _| true)?;
     super::tangent::refuse_overlapping_calls(a, &diff_procs, true)?;
     super::tangent::refuse_global_address_calls(a, &diff_procs, true)?;
+    refuse_split_calls_reading_their_writes(a, &diff_procs)?;
     super::tangent::refuse_untracked_pointers(a, &diff, &diff_procs, false)?;
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
@@ -642,6 +643,44 @@ fn konst_any(e: &Expr) -> Option<i64> {
         },
         _ => None,
     }
+}
+
+/// `adjoint/call-split`, refused: a split call whose arguments read what
+/// the call itself writes (`upd(&s, x[k], &k)` with `upd` incrementing
+/// `*k`). `P_bwd` restores what P overwrote only inside, so its arguments
+/// (`&xb[k]`) would be evaluated with the value the forward call left.
+/// A joint call restores that memory before its adjoint call, and is
+/// right.
+fn refuse_split_calls_reading_their_writes(
+    a: &Analysis<'_>,
+    diff_procs: &[ProcId],
+) -> Result<(), Diagnostic> {
+    for &p in diff_procs {
+        let (Some(f), Some(r)) = (a.facts.get(&p), a.results.get(&p)) else {
+            continue;
+        };
+        let mut calls: Vec<_> = f.calls.iter().collect();
+        calls.sort_by_key(|(i, _)| **i);
+        for (&i, site) in calls {
+            if !r.active[i] || a.checkpointed_point(f, i) {
+                continue;
+            }
+            let writes = &f.points[i].effect.writes;
+            if let Some(z) = site.arg_reads.iter().find(|z| writes.contains(z)) {
+                let name = &a.locs.zone(*z).name;
+                return Err(Diagnostic::error(
+                    f.points[i].kind.stmt().span,
+                    format!(
+                        "this call changes '{name}', which its own arguments read; the split \
+                         adjoint would evaluate the arguments of its backward call with the value \
+                         the call left (differentiate it without --split, or pass a copy of \
+                         '{name}')"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -3515,17 +3554,23 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         for (index, item) in program.items.iter().enumerate() {
             // The runtime header first: a user macro defined before it
             // (`#define sp 0.25`) would rewrite its declarations.
-            // It takes the file's opening comment.
+            // It takes the file's opening comment, but from a function,
+            // whose derivative keeps its own comments (it came out twice).
             let first_of_main;
             let item = if !header_done && item.file == main {
                 let mut h = header(main);
-                h.comments.leading = item.comments.leading.clone();
-                items.push(h);
                 header_done = true;
-                let mut rest = item.clone();
-                rest.comments.leading.clear();
-                first_of_main = rest;
-                &first_of_main
+                if matches!(item.kind, ItemKind::Function(_)) {
+                    items.push(h);
+                    item
+                } else {
+                    h.comments.leading = item.comments.leading.clone();
+                    items.push(h);
+                    let mut rest = item.clone();
+                    rest.comments.leading.clear();
+                    first_of_main = rest;
+                    &first_of_main
+                }
             } else {
                 item
             };

@@ -822,14 +822,7 @@ pub(crate) fn refuse_stale_statics(
         }
         let Some(body) = &proc.body else { continue };
         crate::il::visit_stmts(&body.stmts, &mut |s| {
-            let written = match &s.kind {
-                StmtKind::Assign { lhs, .. } => root_sym(lhs),
-                StmtKind::Call {
-                    result: Some(r), ..
-                } => root_sym(r),
-                StmtKind::Alloc { target, .. } => root_sym(target),
-                _ => None,
-            };
+            let written = crate::il::stored_ref(s).and_then(root_sym);
             let mut touched: Vec<SymId> = written.into_iter().collect();
             for e in stmt_exprs(s) {
                 crate::il::visit_expr(e, &mut |x| {
@@ -909,14 +902,7 @@ pub(crate) fn refuse_split_statics(
         let Some(body) = &proc.body else { continue };
         let entry = uses.entry(p).or_default();
         crate::il::visit_stmts(&body.stmts, &mut |s| {
-            let target = match &s.kind {
-                StmtKind::Assign { lhs, .. } => root_sym(lhs),
-                StmtKind::Call {
-                    result: Some(r), ..
-                } => root_sym(r),
-                StmtKind::Alloc { target, .. } => root_sym(target),
-                _ => None,
-            };
+            let target = crate::il::stored_ref(s).and_then(root_sym);
             if let Some(v) = target.filter(|&v| is_static_global(v)) {
                 written.insert(v);
             }

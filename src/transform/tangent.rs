@@ -372,26 +372,30 @@ fn only_advances(program: &Program, proc: ProcId, k: usize) -> bool {
     };
     let rooted = |e: &Expr| super::names::root_sym(e) == Some(formal);
     let mut ok = true;
-    crate::il::visit_stmts(&body.stmts, &mut |st| match &st.kind {
-        StmtKind::Assign { lhs, rhs, .. }
-            if rooted(lhs) && matches!(program.resolve(&lhs.ty.ty), Type::Pointer(_)) =>
+    crate::il::visit_stmts(&body.stmts, &mut |st| {
+        // Any store of a pointer through the formal (an assignment, an
+        // allocation, a call's result) must be `X = X ± k`.
+        if let Some(target) = crate::il::stored_ref(st)
+            && rooted(target)
+            && matches!(program.resolve(&target.ty.ty), Type::Pointer(_))
         {
-            let advance = matches!(&rhs.kind, ExprKind::Binary {
-                op: BinOp::Add | BinOp::Sub,
-                lhs: base,
-                rhs: offset,
-            } if crate::il::validate::same_expr(base, lhs)
-                && !matches!(program.resolve(&offset.ty.ty), Type::Pointer(_)));
-            ok &= advance && !matches!(lhs.kind, ExprKind::Var(_));
+            let advance = matches!(&st.kind, StmtKind::Assign { lhs, rhs, .. }
+                if !matches!(lhs.kind, ExprKind::Var(_))
+                    && matches!(&rhs.kind, ExprKind::Binary {
+                        op: BinOp::Add | BinOp::Sub,
+                        lhs: base,
+                        rhs: offset,
+                    } if crate::il::validate::same_expr(base, lhs)
+                        && !matches!(program.resolve(&offset.ty.ty), Type::Pointer(_))));
+            ok &= advance;
         }
-        StmtKind::Call { args, .. } => {
+        if let StmtKind::Call { args, .. } = &st.kind {
             for arg in args {
                 crate::il::visit_expr(arg, &mut |x| {
                     ok &= !matches!(x.kind, ExprKind::Var(v) if v == formal);
                 });
             }
         }
-        _ => {}
     });
     ok
 }
