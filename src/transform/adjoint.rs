@@ -662,12 +662,47 @@ fn refuse_split_calls_reading_their_writes(
         let mut calls: Vec<_> = f.calls.iter().collect();
         calls.sort_by_key(|(i, _)| **i);
         for (&i, site) in calls {
-            if !r.active[i] || a.checkpointed_point(f, i) {
+            let stmt = f.points[i].kind.stmt();
+            let StmtKind::Call { callee, args, .. } = &stmt.kind else {
+                continue;
+            };
+            if !r.active[i]
+                || a.checkpointed_point(f, i)
+                || a.program.proc(*callee).body.is_none()
+                || site.callee.is_none()
+            {
                 continue;
             }
+            // The variables the arguments' addresses depend on: indices,
+            // offsets, dereferenced pointers (`x[k]`, whose adjoint goes
+            // to `&xb[k]`), not a variable whose address is passed.
+            let mut addressing = Vec::new();
+            for arg in args {
+                crate::il::visit_expr(arg, &mut |x| match &x.kind {
+                    ExprKind::Index { index, .. } => vars_of(index, &mut addressing),
+                    ExprKind::Deref(ptr) => vars_of(ptr, &mut addressing),
+                    ExprKind::Binary {
+                        op: BinOp::Add | BinOp::Sub,
+                        lhs,
+                        rhs,
+                    } if super::names::is_address(a.program, &x.ty) => {
+                        for side in [lhs, rhs] {
+                            if !super::names::is_address(a.program, &side.ty) {
+                                vars_of(side, &mut addressing);
+                            }
+                        }
+                    }
+                    _ => {}
+                });
+            }
             let writes = &f.points[i].effect.writes;
-            if let Some(z) = site.arg_reads.iter().find(|z| writes.contains(z)) {
-                let name = &a.locs.zone(*z).name;
+            let changed = addressing.iter().find_map(|&v| {
+                a.locs
+                    .object_zones(a.locs.of_sym(v))
+                    .find(|z| writes.contains(z))
+            });
+            if let Some(z) = changed {
+                let name = &a.locs.zone(z).name;
                 return Err(Diagnostic::error(
                     f.points[i].kind.stmt().span,
                     format!(
@@ -681,6 +716,15 @@ fn refuse_split_calls_reading_their_writes(
         }
     }
     Ok(())
+}
+
+/// Every variable `e` reads.
+fn vars_of(e: &Expr, out: &mut Vec<SymId>) {
+    crate::il::visit_expr(e, &mut |x| {
+        if let ExprKind::Var(v) = x.kind {
+            out.push(v);
+        }
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -3554,23 +3598,28 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         for (index, item) in program.items.iter().enumerate() {
             // The runtime header first: a user macro defined before it
             // (`#define sp 0.25`) would rewrite its declarations.
-            // It takes the file's opening comment, but from a function,
-            // whose derivative keeps its own comments (it came out twice).
+            // It takes the file's opening comment, but not a function's
+            // own comment, which its derivative keeps (it came out twice).
             let first_of_main;
             let item = if !header_done && item.file == main {
                 let mut h = header(main);
+                let own: &[String] = match item.kind {
+                    ItemKind::Function(p) => &program.proc(p).comments.leading,
+                    _ => &[],
+                };
+                h.comments.leading = item
+                    .comments
+                    .leading
+                    .iter()
+                    .filter(|c| !own.contains(c))
+                    .cloned()
+                    .collect();
+                items.push(h);
                 header_done = true;
-                if matches!(item.kind, ItemKind::Function(_)) {
-                    items.push(h);
-                    item
-                } else {
-                    h.comments.leading = item.comments.leading.clone();
-                    items.push(h);
-                    let mut rest = item.clone();
-                    rest.comments.leading.clear();
-                    first_of_main = rest;
-                    &first_of_main
-                }
+                let mut rest = item.clone();
+                rest.comments.leading.clear();
+                first_of_main = rest;
+                &first_of_main
             } else {
                 item
             };
