@@ -718,13 +718,34 @@ fn refuse_split_calls_reading_their_writes(
     Ok(())
 }
 
-/// Every variable `e` reads.
+/// The variables `e` reads whole: not those it reads only a member of
+/// (`c.level`), whose other members a call may write (`&c`).
 fn vars_of(e: &Expr, out: &mut Vec<SymId>) {
-    crate::il::visit_expr(e, &mut |x| {
-        if let ExprKind::Var(v) = x.kind {
-            out.push(v);
+    match &e.kind {
+        ExprKind::Var(v) => out.push(*v),
+        ExprKind::Field { .. } | ExprKind::SizeOfExpr(_) | ExprKind::SizeOfType(_) => {}
+        ExprKind::Index { base, index } => {
+            vars_of(base, out);
+            vars_of(index, out);
         }
-    });
+        ExprKind::Deref(x) | ExprKind::AddrOf(x) => vars_of(x, out),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => vars_of(arg, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            vars_of(lhs, out);
+            vars_of(rhs, out);
+        }
+        ExprKind::Intrinsic { args, .. } => {
+            for a in args {
+                vars_of(a, out);
+            }
+        }
+        ExprKind::Cond { cond, then, other } => {
+            vars_of(cond, out);
+            vars_of(then, out);
+            vars_of(other, out);
+        }
+        _ => {}
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -3589,6 +3610,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         };
         let mut items = Vec::new();
         let mut header_done = false;
+        let mut moved_comments: Vec<String> = Vec::new();
         let header = |file| Item {
             kind: ItemKind::MacroLine(crate::runtime::include_line()),
             span: Span::default(),
@@ -3598,22 +3620,13 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         for (index, item) in program.items.iter().enumerate() {
             // The runtime header first: a user macro defined before it
             // (`#define sp 0.25`) would rewrite its declarations.
-            // It takes the file's opening comment, but not a function's
-            // own comment, which its derivative keeps (it came out twice).
+            // It takes the file's opening comment, which the derivatives
+            // of a first function then leave out (it came out twice).
             let first_of_main;
             let item = if !header_done && item.file == main {
                 let mut h = header(main);
-                let own: &[String] = match item.kind {
-                    ItemKind::Function(p) => &program.proc(p).comments.leading,
-                    _ => &[],
-                };
-                h.comments.leading = item
-                    .comments
-                    .leading
-                    .iter()
-                    .filter(|c| !own.contains(c))
-                    .cloned()
-                    .collect();
+                h.comments.leading = item.comments.leading.clone();
+                moved_comments = item.comments.leading.clone();
                 items.push(h);
                 header_done = true;
                 let mut rest = item.clone();
@@ -3648,6 +3661,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                         {
                             // A recursive head's `P_b` calls `P_fwd`/`P_bwd`.
                             for id in [a.fwd, a.bwd, a.fused, a.joint].into_iter().flatten() {
+                                self.out.procs[id.index()]
+                                    .comments
+                                    .leading
+                                    .retain(|c| !moved_comments.contains(c));
                                 items.push(Item {
                                     kind: ItemKind::Function(id),
                                     file: main,
