@@ -3642,6 +3642,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     let static_needed =
                         program.proc(p).storage == Storage::Static && needed.contains(&p);
                     if static_needed {
+                        self.out.procs[p.index()]
+                            .comments
+                            .leading
+                            .retain(|c| !moved_comments.contains(c));
                         items.push(item.clone());
                     } else if program.proc(p).storage != Storage::Static {
                         items.push(Item {
