@@ -276,7 +276,7 @@ impl Walk<'_> {
             }
             _ => {
                 let mut ok = true;
-                children(e, &mut |c| {
+                crate::il::children(e, &mut |c| {
                     if ok {
                         ok = self.expr(c).is_some();
                     }
@@ -462,34 +462,6 @@ impl Walk<'_> {
             self.reach(Range { lo: l.lo, hi: h.hi })?;
         }
         Some(())
-    }
-}
-
-/// The direct subexpressions of `e`.
-fn children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
-    match &e.kind {
-        ExprKind::Index { base, index } => {
-            f(base);
-            f(index);
-        }
-        ExprKind::Field { base, .. } => f(base),
-        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::SizeOfExpr(x) => f(x),
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => f(arg),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            f(lhs);
-            f(rhs);
-        }
-        ExprKind::Intrinsic { args, .. } => {
-            for a in args {
-                f(a);
-            }
-        }
-        ExprKind::Cond { cond, then, other } => {
-            f(cond);
-            f(then);
-            f(other);
-        }
-        _ => {}
     }
 }
 

@@ -1056,23 +1056,32 @@ pub fn defined_macro(line: &str) -> Option<&str> {
 /// before the nodes inside them (`sizeof`'s operand included).
 pub fn visit_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
+    children(e, &mut |c| visit_expr(c, f));
+}
+
+/// Calls `f` on each direct subexpression of `e`, in order.
+pub fn children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     match &e.kind {
         ExprKind::Index { base, index } => {
-            visit_expr(base, f);
-            visit_expr(index, f);
+            f(base);
+            f(index);
         }
-        ExprKind::Field { base, .. } => visit_expr(base, f),
-        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::SizeOfExpr(x) => visit_expr(x, f),
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => visit_expr(arg, f),
+        ExprKind::Field { base, .. } => f(base),
+        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::SizeOfExpr(x) => f(x),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => f(arg),
         ExprKind::Binary { lhs, rhs, .. } => {
-            visit_expr(lhs, f);
-            visit_expr(rhs, f);
+            f(lhs);
+            f(rhs);
         }
-        ExprKind::Intrinsic { args, .. } => args.iter().for_each(|x| visit_expr(x, f)),
+        ExprKind::Intrinsic { args, .. } => {
+            for a in args {
+                f(a);
+            }
+        }
         ExprKind::Cond { cond, then, other } => {
-            visit_expr(cond, f);
-            visit_expr(then, f);
-            visit_expr(other, f);
+            f(cond);
+            f(then);
+            f(other);
         }
         _ => {}
     }

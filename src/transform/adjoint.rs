@@ -723,28 +723,8 @@ fn refuse_split_calls_reading_their_writes(
 fn vars_of(e: &Expr, out: &mut Vec<SymId>) {
     match &e.kind {
         ExprKind::Var(v) => out.push(*v),
-        ExprKind::Field { .. } | ExprKind::SizeOfExpr(_) | ExprKind::SizeOfType(_) => {}
-        ExprKind::Index { base, index } => {
-            vars_of(base, out);
-            vars_of(index, out);
-        }
-        ExprKind::Deref(x) | ExprKind::AddrOf(x) => vars_of(x, out),
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => vars_of(arg, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            vars_of(lhs, out);
-            vars_of(rhs, out);
-        }
-        ExprKind::Intrinsic { args, .. } => {
-            for a in args {
-                vars_of(a, out);
-            }
-        }
-        ExprKind::Cond { cond, then, other } => {
-            vars_of(cond, out);
-            vars_of(then, out);
-            vars_of(other, out);
-        }
-        _ => {}
+        ExprKind::Field { .. } | ExprKind::SizeOfExpr(_) => {}
+        _ => crate::il::children(e, &mut |c| vars_of(c, out)),
     }
 }
 
@@ -847,6 +827,18 @@ fn collect_decls(stmts: &[Stmt], out: &mut Vec<SymId>) {
 // ---------------------------------------------------------------------------
 // The host
 // ---------------------------------------------------------------------------
+
+/// A call being translated into its forward sweep (`forward_call`).
+struct ForwardCall<'x> {
+    stmt: &'x Stmt,
+    /// The callee's `P_fwd`.
+    fwd: ProcId,
+    /// The arguments `P_fwd` takes.
+    args: Vec<Expr>,
+    /// The original call's result: the original expression, since the
+    /// analyses' answers are keyed by its address (`must_save`).
+    result: Option<&'x Expr>,
+}
 
 /// A value the adjoint rules see.
 #[derive(Clone)]
@@ -1886,6 +1878,34 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             ))
         })?;
         Ok((s, proc))
+    }
+
+    /// The call being translated, its `P_fwd`, the arguments `P_fwd`
+    /// takes (`fwd_args`, the adjoint arguments from `argsb`) and the
+    /// call's result: what `call-forward` and `call-forward-pointer` build
+    /// on.
+    fn forward_call(
+        &mut self,
+        head: &str,
+        argsb: &AVal<'x>,
+    ) -> Result<ForwardCall<'x>, ApplyError> {
+        let (s, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
+        let StmtKind::Call {
+            result,
+            args,
+            callee,
+            ..
+        } = &s.kind
+        else {
+            unreachable!("a call, checked by current_call_sweep")
+        };
+        let args = self.fwd_args(*callee, args, argsb)?;
+        Ok(ForwardCall {
+            stmt: s,
+            fwd,
+            args,
+            result: result.as_ref(),
+        })
     }
 
     /// `adjoint/comments`: every comment of the original body appears in
@@ -5475,37 +5495,27 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             "call-forward-pointer" => {
                 // `adjoint/call-pointer-result`: `p = P_fwd(ARGS, &pb)`.
                 arity(3, &args)?;
-                let (s, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
-                let StmtKind::Call {
+                let ForwardCall {
+                    stmt: s,
+                    fwd,
+                    args: mut cargs,
                     result,
-                    args: cargs,
-                    callee,
-                    ..
-                } = &s.kind
-                else {
-                    unreachable!("a call, checked by current_call_sweep")
-                };
-                let mut cargs = self.fwd_args(*callee, cargs, &args[1])?;
+                } = self.forward_call(head, &args[1])?;
                 let rb = self.expr_of(&args[2])?;
                 let ty = rb.ty.clone().pointer_to();
                 cargs.push(Expr::new(ExprKind::AddrOf(Box::new(rb)), ty, self.span()));
-                let mut c = self.call_stmt(fwd, cargs, result.clone());
+                let mut c = self.call_stmt(fwd, cargs, result.cloned());
                 c.comments = s.comments.clone();
                 AVal::Code(self.tag(vec![c], rule))
             }
             "call-forward" => {
                 arity(2, &args)?;
-                let (s, fwd) = self.current_call_sweep(head, Sweep::Forward)?;
-                let StmtKind::Call {
-                    result,
+                let ForwardCall {
+                    stmt: s,
+                    fwd,
                     args: cargs,
-                    callee,
-                    ..
-                } = &s.kind
-                else {
-                    unreachable!("a call, checked by current_call_sweep")
-                };
-                let cargs = &self.fwd_args(*callee, cargs, &args[1])?;
+                    result,
+                } = self.forward_call(head, &args[1])?;
                 let saved = match result {
                     Some(r) if self.must_save(r) => Some(r.clone()),
                     _ => None,
@@ -5517,7 +5527,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         } else {
                             self.temp(&r.ty, "result".into())
                         };
-                        let mut c = self.call_stmt(fwd, cargs.clone(), Some(self.var(t)));
+                        let mut c = self.call_stmt(fwd, cargs, Some(self.var(t)));
                         c.comments = s.comments.clone();
                         let mut code = vec![c];
                         code.extend(self.push_all(&r));
@@ -5525,7 +5535,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                         code
                     }
                     None => {
-                        let mut c = self.call_stmt(fwd, cargs.clone(), result.clone());
+                        let mut c = self.call_stmt(fwd, cargs, result.cloned());
                         c.comments = s.comments.clone();
                         vec![c]
                     }

@@ -801,6 +801,50 @@ pub(crate) fn address_type(program: &Program, ty: &QualType) -> Option<QualType>
     }
 }
 
+/// Per procedure with a body, the `static` globals it uses by name and
+/// those it changes (stores into, or takes the address of): what
+/// `refuse_stale_statics` and `refuse_split_statics` judge from.
+#[derive(Default)]
+struct StaticUses {
+    used: BTreeSet<SymId>,
+    changed: BTreeSet<SymId>,
+}
+
+fn static_global_uses(program: &Program) -> Vec<(ProcId, StaticUses)> {
+    let is_static_global = |s: SymId| {
+        let sym = program.sym(s);
+        sym.kind == crate::il::SymKind::Global && sym.storage == crate::il::Storage::Static
+    };
+    let mut out = Vec::new();
+    for (p, proc) in program.defined_procs() {
+        let Some(body) = &proc.body else { continue };
+        let mut u = StaticUses::default();
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if let Some(v) = crate::il::stored_ref(s)
+                .and_then(root_sym)
+                .filter(|&v| is_static_global(v))
+            {
+                u.changed.insert(v);
+            }
+            for e in stmt_exprs(s) {
+                crate::il::visit_expr(e, &mut |x| match &x.kind {
+                    ExprKind::Var(v) if is_static_global(*v) => {
+                        u.used.insert(*v);
+                    }
+                    ExprKind::AddrOf(r) => {
+                        if let Some(v) = root_sym(r).filter(|&v| is_static_global(v)) {
+                            u.changed.insert(v);
+                        }
+                    }
+                    _ => {}
+                });
+            }
+        });
+        out.push((p, u));
+    }
+    out
+}
+
 /// `tangent/output` (both modes): the output carries its own copy of a
 /// `static` global, which a procedure it does not hold may change in the
 /// original (`set_k(3.0)` before `f`): the derivative code would read the
@@ -810,37 +854,17 @@ pub(crate) fn refuse_stale_statics(
     program: &Program,
     procs: &[ProcId],
 ) -> Result<(), crate::front::diag::Diagnostic> {
-    let is_static_global = |s: SymId| {
-        let sym = program.sym(s);
-        sym.kind == crate::il::SymKind::Global && sym.storage == crate::il::Storage::Static
-    };
     // Static globals that other procedures write or take the address of.
     let mut changed_elsewhere: HashMap<SymId, String> = HashMap::new();
-    for (p, proc) in program.defined_procs() {
+    for (p, u) in static_global_uses(program) {
         if procs.contains(&p) {
             continue;
         }
-        let Some(body) = &proc.body else { continue };
-        crate::il::visit_stmts(&body.stmts, &mut |s| {
-            let written = crate::il::stored_ref(s).and_then(root_sym);
-            let mut touched: Vec<SymId> = written.into_iter().collect();
-            for e in stmt_exprs(s) {
-                crate::il::visit_expr(e, &mut |x| {
-                    if let ExprKind::AddrOf(r) = &x.kind
-                        && let Some(v) = root_sym(r)
-                    {
-                        touched.push(v);
-                    }
-                });
-            }
-            for v in touched {
-                if is_static_global(v) {
-                    changed_elsewhere
-                        .entry(v)
-                        .or_insert_with(|| proc.name.clone());
-                }
-            }
-        });
+        for v in u.changed {
+            changed_elsewhere
+                .entry(v)
+                .or_insert_with(|| program.proc(p).name.clone());
+        }
     }
     if changed_elsewhere.is_empty() {
         return Ok(());
@@ -890,36 +914,13 @@ pub(crate) fn refuse_split_statics(
     procs: &[ProcId],
     by_name: &dyn Fn(ProcId, &crate::il::Stmt) -> bool,
 ) -> Result<(), crate::front::diag::Diagnostic> {
-    let is_static_global = |s: SymId| {
-        let sym = program.sym(s);
-        sym.kind == crate::il::SymKind::Global && sym.storage == crate::il::Storage::Static
-    };
-    // Static globals each procedure uses (reads or writes) by name, and the
-    // ones written anywhere.
+    // Static globals each procedure uses by name, and the ones written
+    // anywhere.
     let mut uses: HashMap<ProcId, BTreeSet<SymId>> = HashMap::new();
     let mut written: HashSet<SymId> = HashSet::new();
-    for (p, proc) in program.defined_procs() {
-        let Some(body) = &proc.body else { continue };
-        let entry = uses.entry(p).or_default();
-        crate::il::visit_stmts(&body.stmts, &mut |s| {
-            let target = crate::il::stored_ref(s).and_then(root_sym);
-            if let Some(v) = target.filter(|&v| is_static_global(v)) {
-                written.insert(v);
-            }
-            for e in stmt_exprs(s) {
-                crate::il::visit_expr(e, &mut |x| match &x.kind {
-                    ExprKind::Var(v) if is_static_global(*v) => {
-                        entry.insert(*v);
-                    }
-                    ExprKind::AddrOf(r) => {
-                        if let Some(v) = root_sym(r).filter(|&v| is_static_global(v)) {
-                            written.insert(v);
-                        }
-                    }
-                    _ => {}
-                });
-            }
-        });
+    for (p, u) in static_global_uses(program) {
+        written.extend(u.changed.iter().copied());
+        uses.insert(p, u.used);
     }
     if written.is_empty() {
         return Ok(());
