@@ -46,8 +46,25 @@ struct Preprocessing {
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
     /// Define a macro: NAME or NAME=VALUE.
-    #[arg(short = 'D', value_name = "NAME[=VAL]")]
+    #[arg(short = 'D', value_name = "NAME[=VAL]", value_parser = macro_definition)]
     define: Vec<String>,
+}
+
+/// `-D NAME[=VALUE]` with NAME an identifier (or `F(params)`): anything
+/// else is a usage error, exit status 2.
+fn macro_definition(arg: &str) -> Result<String, String> {
+    let name = arg.split_once('=').map_or(arg, |(n, _)| n);
+    let ident = name.split('(').next().unwrap_or("");
+    let is_ident = ident
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && ident.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_ident && (ident.len() == name.len() || name.ends_with(')')) {
+        Ok(arg.to_string())
+    } else {
+        Err(format!("'{name}' is not a macro name"))
+    }
 }
 
 impl Preprocessing {

@@ -266,6 +266,42 @@ fn struct_array_members_filled_by_a_loop_are_not_warned_about() {
     assert!(stderr.contains("'t' may be used uninitialized"), "{stderr}");
 }
 
+/// `warn/uninit` does not warn about the adjoint's own `aioli_result`
+/// (`adjoint/structure-jump`): a helper returning a pointer from a switch
+/// case and after it sets it on every path, which only the flags tell.
+#[test]
+fn a_pointer_result_returned_from_a_switch_is_not_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sw.c");
+    std::fs::write(
+        &path,
+        "static double *sw(double *u, int i)\n{\n    switch (i) {\n    case 0:\n        \
+         return &u[0];\n    default:\n        break;\n    }\n    return &u[1];\n}\n\
+         void f(double *u, int i, double *y)\n{\n    *y = *sw(u, i) * u[0];\n}\n",
+    )
+    .unwrap();
+    for split in [false, true] {
+        let mut args = vec![
+            "adjoint",
+            path.to_str().unwrap(),
+            "--head",
+            "f(y)/(u)",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ];
+        if split {
+            args.push("--split");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert!(!stderr.contains("warning"), "{stderr}");
+    }
+}
+
 /// `report/json`: `aioli analyze --json` prints CONTRACT §7's object; a bad
 /// head is an error with status 1.
 #[test]

@@ -483,19 +483,32 @@ fn include_recursion_is_bounded() {
     assert!(message.starts_with("self.h:2:1"), "{message}");
 }
 
+/// A file that is not UTF-8 is read as Latin-1 (legacy comments); a stray
+/// byte in code and a NUL byte are reported where they are.
 #[test]
-fn bad_bytes_are_reported_at_the_start_of_the_file() {
+fn bad_bytes_are_reported_where_they_are() {
     let tree = Tree::new(&[]);
-    std::fs::write(tree.path("main.c"), b"int a;\xff\xfe\n").expect("write");
+    std::fs::write(
+        tree.path("latin1.c"),
+        b"/* Temp\xe9rature en \xb0C */\nint a;\n",
+    )
+    .expect("write");
+    std::fs::write(tree.path("main.c"), b"int a;\nint b\xff;\n").expect("write");
     std::fs::write(tree.path("nul.c"), b"#include \"nul.h\"\n").expect("write");
     std::fs::write(tree.path("nul.h"), b"int\0a;\n").expect("write");
+    let (_, result) = tree.run("latin1.c", &FrontOptions::default());
+    assert!(result.is_ok(), "{result:?}");
     let (sources, result) = tree.run("main.c", &FrontOptions::default());
-    let d = result.expect_err("not UTF-8");
-    assert!(sources.location(d.span).ends_with("main.c:1:1"));
+    let d = result.expect_err("a stray byte");
+    assert!(
+        sources.location(d.span).ends_with("main.c:2:6"),
+        "{}",
+        sources.location(d.span)
+    );
     let (sources, result) = tree.run("nul.c", &FrontOptions::default());
     let d = result.expect_err("NUL byte");
     assert!(
-        sources.location(d.span).ends_with("nul.h:1:1"),
+        sources.location(d.span).ends_with("nul.h:1:4"),
         "{}",
         sources.location(d.span)
     );
@@ -609,5 +622,64 @@ proptest! {
         let end = (at + len).min(bytes.len());
         bytes.splice(at..end, insert.bytes());
         run_bytes(&bytes);
+    }
+}
+
+/// C's translation phase 2: a backslash-newline is deleted before anything
+/// is a token, inside a number, a name or a `//` comment (which then goes
+/// on over the next line).
+#[test]
+fn backslash_newlines_are_spliced_before_tokens() {
+    assert_eq!(
+        pp_text("double z = 2.0\\\n5 * ex\\\np(x);\n"),
+        "double z = 2.05 * exp ( x ) ;"
+    );
+    assert_eq!(
+        pp_text("y = x; // scale \\\ny = 3.0 * y;\nreturn y;\n"),
+        "y = x ; return y ;"
+    );
+    assert_eq!(
+        pp_text("#define SQ(a) \\\n  ((a) * (a))\nSQ(t)\n"),
+        "( ( t ) * ( t ) )"
+    );
+}
+
+/// The predefined macros a hosted C99 compiler has, and `_Pragma`.
+#[test]
+fn predefined_macros_and_the_pragma_operator() {
+    assert_eq!(
+        pp_text("#if __STDC_HOSTED__\nint hosted;\n#endif\n"),
+        "int hosted ;"
+    );
+    assert_eq!(
+        pp_text("int a = __LINE__;\n\nint b = __LINE__;\n"),
+        "int a = 1 ; int b = 3 ;"
+    );
+    let file = pp_text("const char *f = __FILE__;\n");
+    assert!(file.contains("main.c\""), "{file}");
+    assert_eq!(
+        pp_text("#define IVDEP _Pragma(\"GCC ivdep\")\nIVDEP\nfor (;;) ;\n"),
+        "for ( ; ; ) ;"
+    );
+    let bad = pp_error(&[("main.c", "_Pragma(x)\nint a;\n")]);
+    assert!(
+        bad.contains("_Pragma expects a parenthesised string literal"),
+        "{bad}"
+    );
+}
+
+/// `<stdint.h>` declares the exact-width integer types.
+#[test]
+fn stdint_types_are_known() {
+    let text = system::header_text("stdint.h").expect("stdint.h is known");
+    for t in [
+        "int32_t",
+        "int64_t",
+        "uint32_t",
+        "uint64_t",
+        "intptr_t",
+        "uintptr_t",
+    ] {
+        assert!(text.contains(&format!(" {t};")), "{t}");
     }
 }

@@ -45,6 +45,7 @@ impl<'a> PointKind<'a> {
 pub fn has_observable_effect(program: &Program, kind: &PointKind<'_>) -> bool {
     const OBSERVABLE: &[&str] = &[
         "exit", "abort", "printf", "fprintf", "puts", "putchar", "fputs", "fflush", "perror",
+        "assert",
     ];
     match kind {
         PointKind::Stmt(s) => match &s.kind {

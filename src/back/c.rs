@@ -18,6 +18,53 @@ use std::collections::HashMap;
 
 type Doc = RcDoc<'static, ()>;
 
+/// What a top-level item is to the check of kept macros against the code.
+enum Role {
+    /// `#define NAME ...` of the main file.
+    Define(String),
+    /// `#include "h.h"`, standing for that header's items and macros.
+    Include(crate::front::source::FileId),
+    /// Another directive line.
+    Directive,
+    /// Declarations and definitions, printed from the (expanded) IL.
+    Code,
+}
+
+/// The identifiers of C text, outside comments and literals.
+fn identifiers(c: &str) -> Vec<&str> {
+    let bytes = c.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if c[i..].starts_with("/*") {
+            i = c[i + 2..].find("*/").map_or(bytes.len(), |k| i + 2 + k + 2);
+        } else if c[i..].starts_with("//") {
+            i = c[i..].find('\n').map_or(bytes.len(), |k| i + k);
+        } else if b == b'"' || b == b'\'' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != b {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if b.is_ascii_alphabetic() || b == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            out.push(&c[start..i]);
+        } else if b.is_ascii_digit() {
+            // A number, suffixes and exponents included (`1e5`, `2.0f`).
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'.') {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 /// Line width the printer aims for.
 const WIDTH: usize = 100;
 /// Spaces per indentation level.
@@ -27,8 +74,7 @@ const INDENT: isize = 4;
 /// replaced by their `#include` line.
 pub fn print_c(program: &Program, sources: &SourceMap) -> String {
     let printer = CPrinter::new(program, sources);
-    let doc = printer.program();
-    let mut out = finish(&doc);
+    let mut out = trim_lines(&printer.program());
     if !program.final_comments.is_empty() {
         if !out.is_empty() {
             out.push('\n');
@@ -41,10 +87,9 @@ pub fn print_c(program: &Program, sources: &SourceMap) -> String {
     out
 }
 
-/// Renders a document and strips the trailing blanks that indentation
-/// leaves on empty lines.
-fn finish(doc: &Doc) -> String {
-    let raw = render(doc);
+/// Strips the trailing blanks that indentation leaves on empty lines, and
+/// the blank lines at the end.
+fn trim_lines(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len() + 1);
     for line in raw.lines() {
         out.push_str(line.trim_end());
@@ -369,14 +414,24 @@ impl<'a> CPrinter<'a> {
 
     // -- program and items ---------------------------------------------------
 
-    fn program(&self) -> Doc {
+    fn program(&self) -> String {
         let empty_plan = Plan::default();
         let ctx = Ctx { plan: &empty_plan };
-        let mut docs: Vec<(Doc, bool, u8)> = Vec::new();
+        let mut docs: Vec<(Doc, bool, u8, Role)> = Vec::new();
         for item in &self.program.items {
             if item.file != self.program.main_file {
                 continue;
             }
+            let role = match &item.kind {
+                ItemKind::MacroLine(s) => match crate::il::defined_macro(s) {
+                    Some(name) => Role::Define(name.to_string()),
+                    None if s.trim_start().starts_with('#') => Role::Directive,
+                    None => Role::Code,
+                },
+                ItemKind::LocalInclude { file, .. } => Role::Include(*file),
+                ItemKind::SystemInclude(_) => Role::Directive,
+                _ => Role::Code,
+            };
             let (doc, group) = match &item.kind {
                 ItemKind::SystemInclude(s) => (include_line(s), 0),
                 ItemKind::MacroLine(s) => (text(s.clone()), 0),
@@ -414,21 +469,55 @@ impl<'a> CPrinter<'a> {
             }
             let doc = leading_comments(&comments, self.column(item.span))
                 .append(with_trailing(doc, trailing));
-            docs.push((doc, group == 2, group));
+            docs.push((doc, group == 2, group, role));
         }
-        let mut out = RcDoc::nil();
+        let rendered: Vec<String> = docs.iter().map(|d| render(&d.0)).collect();
+        // The output's code is already expanded: a kept `#define` whose
+        // name the code after it still spells (a macro calling the function
+        // it is named after, `#define log(v) log(eps + (v))`; a name the
+        // source `#undef`s in a body and then declares) would expand it a
+        // second time. Such a line goes; a local header's macro gets an
+        // `#undef` after the header's `#include`.
+        let mut later: std::collections::HashSet<&str> = Default::default();
+        let mut dropped = vec![false; docs.len()];
+        let mut undefs: Vec<Vec<&str>> = vec![Vec::new(); docs.len()];
+        for i in (0..docs.len()).rev() {
+            match &docs[i].3 {
+                Role::Code => later.extend(identifiers(&rendered[i])),
+                Role::Define(name) => dropped[i] = later.contains(name.as_str()),
+                Role::Include(file) => {
+                    for (f, name) in &self.program.header_macros {
+                        if f == file
+                            && later.contains(name.as_str())
+                            && !undefs[i].contains(&name.as_str())
+                        {
+                            undefs[i].push(name);
+                        }
+                    }
+                }
+                Role::Directive => {}
+            }
+        }
+        let mut out = String::new();
         let mut prev: Option<(bool, u8)> = None;
-        for (doc, spacious, group) in docs {
+        for (i, (_, spacious, group, _)) in docs.iter().enumerate() {
+            if dropped[i] {
+                continue;
+            }
             if let Some((prev_spacious, prev_group)) = prev {
-                out = out.append(RcDoc::hardline());
-                if spacious || prev_spacious || group != prev_group {
-                    out = out.append(RcDoc::hardline());
+                out.push('\n');
+                if *spacious || prev_spacious || *group != prev_group {
+                    out.push('\n');
                 }
             }
-            out = out.append(doc);
-            prev = Some((spacious, group));
+            out.push_str(&rendered[i]);
+            for name in &undefs[i] {
+                out.push_str(&format!("\n#undef {name}"));
+            }
+            prev = Some((*spacious, *group));
         }
-        out.append(RcDoc::hardline())
+        out.push('\n');
+        out
     }
 
     /// `typedef T name;`, or `typedef struct [tag] { ... } name;` at the

@@ -81,6 +81,10 @@ pub struct Preprocessed {
     /// output keeps them, so that a local header it includes is read with
     /// the same macros (and the user sees them).
     pub macro_lines: Vec<MacroLine>,
+    /// The macros that local headers define: (the header the main file
+    /// includes, through which the definition was read; its name). The
+    /// output includes those headers, so it sees these macros too.
+    pub header_macros: Vec<(FileId, String)>,
     /// Virtual files holding system-header declarations.
     pub system_files: HashSet<FileId>,
     /// The file named on the command line.
@@ -206,21 +210,20 @@ enum LoadError {
 /// Reads and lexes a file from disk.
 fn load_file(sources: &mut SourceMap, path: &Path) -> Result<Rc<LexedFile>, LoadError> {
     let bytes = std::fs::read(path).map_err(|e| LoadError::Unreadable(e.to_string()))?;
-    let (text, problem) = match String::from_utf8(bytes) {
-        Ok(text) => {
-            let nul = text.contains('\0');
-            (text, nul.then_some("file contains a NUL byte"))
-        }
-        Err(e) => (
-            String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            Some("file is not valid UTF-8"),
-        ),
+    // Legacy codes write their comments in Latin-1 (`Temp\xe9rature`): a
+    // file that is not UTF-8 is read as ISO-8859-1, byte for byte; a
+    // stray byte outside a comment or a literal is then an unexpected
+    // character, reported where it is.
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => e.as_bytes().iter().map(|&b| char::from(b)).collect(),
     };
+    let nul = text.find('\0');
     let id = sources.add(path, text);
-    if let Some(problem) = problem {
+    if let Some(at) = nul {
         return Err(LoadError::Located(Diagnostic::error(
-            file_start(sources, id),
-            problem,
+            Span::new(id, at, at + 1),
+            "file contains a NUL byte",
         )));
     }
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
@@ -257,6 +260,50 @@ fn lex_into_file(
 /// Lexes a whole text, keeping newlines and comments, and turning lexer
 /// errors into error tokens. An unterminated block comment ends the text.
 fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
+    if !text.contains("\\\n") && !text.contains("\\\r\n") {
+        return lex_spliced(id, text, None);
+    }
+    // C's translation phase 2 deletes each backslash-newline before
+    // anything is a token: one may split a number, a name or a `//`
+    // comment (which then swallows the next line). The lexer reads the
+    // spliced text; spans go back to where the user wrote each token.
+    let mut spliced = String::with_capacity(text.len());
+    let mut origin: Vec<u32> = Vec::with_capacity(text.len() + 1);
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            let rest = &text[i + 1..];
+            let skip = if rest.starts_with('\n') {
+                2
+            } else if rest.starts_with("\r\n") {
+                3
+            } else {
+                0
+            };
+            if skip > 0 {
+                i += skip;
+                continue;
+            }
+        }
+        let ch = text[i..].chars().next().unwrap_or('\0');
+        for k in 0..ch.len_utf8() {
+            origin.push((i + k) as u32);
+        }
+        spliced.push(ch);
+        i += ch.len_utf8();
+    }
+    origin.push(text.len() as u32);
+    lex_spliced(id, &spliced, Some(&origin))
+}
+
+/// Lexes `text`; `origin` maps each byte of a spliced text back to the
+/// file's (see [`lex_text`]).
+fn lex_spliced(id: FileId, text: &str, origin: Option<&[u32]>) -> Vec<LexedTok> {
+    let at = |k: usize| origin.map_or(k, |o| o[k] as usize);
+    // The end of a token is just after its last byte, not after a splice
+    // that follows it.
+    let end = |k: usize| if k == 0 { at(0) } else { at(k - 1) + 1 };
     let mut lexer = Token::lexer(text);
     let mut toks = Vec::with_capacity(text.len() / 4);
     let mut prev_end = 0;
@@ -266,12 +313,12 @@ fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
         let range = lexer.span();
         let space = prev_was_gap || range.start > prev_end;
         prev_end = range.end;
-        let span = Span::new(id, range.start, range.end);
+        let span = Span::new(id, at(range.start), end(range.end));
         match result {
             Ok(Token::Slash) if text.get(range.end..).is_some_and(|s| s.starts_with('*')) => {
                 toks.push(LexedTok {
                     kind: Err(Rc::from("unterminated comment")),
-                    span: Span::new(id, range.start, range.end + 1),
+                    span: Span::new(id, at(range.start), end(range.end + 1)),
                     space,
                 });
                 break;
@@ -316,7 +363,7 @@ fn lex_text(id: FileId, text: &str) -> Vec<LexedTok> {
                 prev_was_gap = false;
                 toks.push(LexedTok {
                     kind: Err(Rc::from(msg)),
-                    span: Span::new(id, range.start, hi),
+                    span: Span::new(id, at(range.start), end(hi)),
                     space,
                 });
             }
@@ -555,6 +602,8 @@ impl<'a> Preprocessor<'a> {
         let mut defs: Vec<(String, String)> = vec![
             ("__STDC__".into(), "1".into()),
             ("__STDC_VERSION__".into(), "199901L".into()),
+            // The output is compiled by a hosted C compiler, which says so.
+            ("__STDC_HOSTED__".into(), "1".into()),
         ];
         for (name, value) in &self.options.defines {
             defs.push((name.clone(), value.clone().unwrap_or_else(|| "1".into())));
@@ -646,6 +695,31 @@ impl<'a> Preprocessor<'a> {
             let Some(t) = self.next_token()? else {
                 return Ok(None);
             };
+            if let Token::Ident(name) = &t.tok
+                && !self.macros.contains_key(&**name)
+            {
+                match &**name {
+                    "__LINE__" => {
+                        let file = self.sources.file(t.span.file);
+                        let (line, _) = file.line_col(t.span.lo as usize);
+                        let tok = Token::IntLit(Rc::from(line.to_string()));
+                        return Ok(Some(Tok { tok, ..t }));
+                    }
+                    "__FILE__" => {
+                        let path = self.sources.file(t.span.file).path.display().to_string();
+                        let escaped = path.replace('\\', "\\\\").replace('"', "\\\"");
+                        let tok = Token::StrLit(Rc::from(format!("\"{escaped}\"")));
+                        return Ok(Some(Tok { tok, ..t }));
+                    }
+                    "_Pragma" => {
+                        // `_Pragma("...")` is a `#pragma` line written as an
+                        // operator; like those lines it is dropped.
+                        self.pragma_operator(t.span)?;
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
             let Some(m) = macro_name(&t.tok).and_then(|n| self.macros.get(n)) else {
                 return Ok(Some(t));
             };
@@ -654,6 +728,18 @@ impl<'a> Preprocessor<'a> {
             }
             let m = m.clone();
             self.expand(t, &m)?;
+        }
+    }
+
+    /// Reads the `("...")` after `_Pragma`.
+    fn pragma_operator(&mut self, at: Span) -> FrontResult<()> {
+        let bad = || Diagnostic::error(at, "_Pragma expects a parenthesised string literal");
+        let open = self.next_expanded()?.ok_or_else(bad)?;
+        let text = self.next_expanded()?.ok_or_else(bad)?;
+        let close = self.next_expanded()?.ok_or_else(bad)?;
+        match (open.tok, text.tok, close.tok) {
+            (Token::LParen, Token::StrLit(_), Token::RParen) => Ok(()),
+            _ => Err(bad()),
         }
     }
 
@@ -788,6 +874,16 @@ impl<'a> Preprocessor<'a> {
                 Self::check_lexed(args)?;
                 if args.is_empty() {
                     return Err(Diagnostic::error(name_span, "#define expects a macro name"));
+                }
+                if hash.file != self.out.main_file
+                    && !self.out.system_files.contains(&hash.file)
+                    && let (Some(top), Some(name)) =
+                        (self.files.get(1), args[0].token().and_then(macro_name))
+                {
+                    let entry = (top.file.id, name.to_string());
+                    if !self.out.header_macros.contains(&entry) {
+                        self.out.header_macros.push(entry);
+                    }
                 }
                 self.define(args)
             }

@@ -143,7 +143,38 @@ const STDBOOL: &str = "#define bool _Bool
 #define false 0
 ";
 
-const ASSERT: &str = "#define assert(e) ((void)0)\n";
+/// `assert` stays a call, so the output keeps the user's checks (the
+/// real `<assert.h>`, included verbatim, defines it there); its argument
+/// may be any scalar (see the lowering of calls).
+/// C99's exact-width integers, as the LP64 data model has them.
+const STDINT: &str = "typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long uint64_t;
+typedef long intptr_t;
+typedef unsigned long uintptr_t;
+typedef long intmax_t;
+typedef unsigned long uintmax_t;
+#define INT8_MAX 127
+#define INT16_MAX 32767
+#define INT32_MAX 2147483647
+#define INT64_MAX 9223372036854775807L
+#define INT8_MIN (-128)
+#define INT16_MIN (-32768)
+#define INT32_MIN (-INT32_MAX - 1)
+#define INT64_MIN (-INT64_MAX - 1L)
+#define UINT8_MAX 255
+#define UINT16_MAX 65535
+#define UINT32_MAX 4294967295U
+#define UINT64_MAX 18446744073709551615UL
+";
+
+const ASSERT: &str =
+    "#ifdef NDEBUG\n#define assert(e) ((void)0)\n#else\nvoid assert(int);\n#endif\n";
 
 /// The headers [`header_text`] knows, by the name written between `<>`.
 const KNOWN: &[&str] = &[
@@ -156,6 +187,7 @@ const KNOWN: &[&str] = &[
     "limits.h",
     "stdbool.h",
     "assert.h",
+    "stdint.h",
 ];
 
 /// The names of the system headers the tool has declarations for.
@@ -220,6 +252,7 @@ fn build(name: &str) -> String {
         "limits.h" => text.push_str(LIMITS),
         "stdbool.h" => text.push_str(STDBOOL),
         "assert.h" => text.push_str(ASSERT),
+        "stdint.h" => text.push_str(STDINT),
         _ => {}
     }
     text

@@ -880,20 +880,59 @@ pub struct Program {
     pub main_file: FileId,
     /// Comments after the last item (the end of the main file).
     pub final_comments: Vec<String>,
+    /// Macros of the local headers the main file includes: (the included
+    /// header, the macro's name). The output includes them too.
+    pub header_macros: Vec<(FileId, String)>,
 }
 
 impl Program {
     /// The names the kept `#define` lines define: the output keeps them,
     /// so a generated name must not be one of them.
     pub fn macro_names(&self) -> impl Iterator<Item = &str> {
-        self.items.iter().filter_map(|item| match &item.kind {
-            ItemKind::MacroLine(line) => defined_macro(line),
-            _ => None,
-        })
+        self.items
+            .iter()
+            .filter_map(|item| match &item.kind {
+                ItemKind::MacroLine(line) => defined_macro(line),
+                _ => None,
+            })
+            .chain(self.header_macros.iter().map(|(_, name)| name.as_str()))
     }
 
     pub fn sym(&self, id: SymId) -> &Symbol {
         &self.symbols[id.index()]
+    }
+
+    /// `(void)f` for a function `f`: C's way to mark a `static` function
+    /// used. The IL has no function values, so `f` is a `void` symbol of
+    /// its own that no scope lists (looking `f` up still finds no
+    /// variable); [`Program::is_function_mention`] tells it apart.
+    /// `il/discard`
+    pub fn mention_function(&mut self, name: &str, span: Span) -> Expr {
+        let sym = SymId(self.symbols.len() as u32);
+        self.symbols.push(Symbol {
+            name: name.to_string(),
+            ty: QualType::void(),
+            kind: SymKind::Global,
+            storage: Storage::Static,
+            scope: self.global_scope,
+            span,
+        });
+        let void = QualType::void();
+        let var = Expr::new(ExprKind::Var(sym), void.clone(), span);
+        Expr::new(
+            ExprKind::Cast {
+                to: void.clone(),
+                arg: Box::new(var),
+            },
+            void,
+            span,
+        )
+    }
+
+    /// Is `e` a [`Program::mention_function`]? It has no value to compute.
+    pub fn is_function_mention(&self, e: &Expr) -> bool {
+        matches!(&e.kind, ExprKind::Cast { arg, .. }
+            if matches!(arg.kind, ExprKind::Var(s) if self.sym(s).ty.ty == Type::Void))
     }
     pub fn proc(&self, id: ProcId) -> &Procedure {
         &self.procs[id.index()]
@@ -1030,6 +1069,33 @@ impl Program {
                         && !callees.contains(callee)
                     {
                         callees.push(*callee);
+                    }
+                });
+            }
+        }
+        graph
+    }
+
+    /// The call graph with `(void)f` mentions as edges too: what an
+    /// output that copies a caller must also carry.
+    pub fn use_graph(&self) -> Vec<Vec<ProcId>> {
+        let mut graph = self.call_graph();
+        for (id, p) in self.defined_procs() {
+            if let Some(body) = &p.body {
+                visit_stmts(&body.stmts, &mut |s| {
+                    if let StmtKind::Discard(e) = &s.kind
+                        && self.is_function_mention(e)
+                        && let ExprKind::Cast { arg, .. } = &e.kind
+                        && let ExprKind::Var(v) = arg.kind
+                        && let Some(f) = self
+                            .procs
+                            .iter()
+                            .position(|q| q.body.is_some() && q.name == self.sym(v).name)
+                    {
+                        let f = ProcId(f as u32);
+                        if !graph[id.index()].contains(&f) {
+                            graph[id.index()].push(f);
+                        }
                     }
                 });
             }

@@ -1104,6 +1104,7 @@ impl<'p, R: Real> Machine<'p, R> {
             }
             StmtKind::Block(b) => self.exec_block(&b.stmts),
             StmtKind::Empty => Ok(Flow::Normal),
+            StmtKind::Discard(e) if self.program.is_function_mention(e) => Ok(Flow::Normal),
             StmtKind::Discard(e) => {
                 // C evaluates it: reading freed memory here is still an error.
                 self.eval(e)?;
@@ -1472,6 +1473,15 @@ impl<'p, R: Real> Machine<'p, R> {
                 Ok(Value::Int(1))
             }
             "fflush" => Ok(Value::Int(0)),
+            "assert" => {
+                count(1)?;
+                let v = self.eval(&args[0])?;
+                if truthy(v)? {
+                    Ok(Value::Int(0))
+                } else {
+                    Err(ErrorKind::AssertionFailed)
+                }
+            }
             "exit" => {
                 count(1)?;
                 let status = self.arg_int(args, 0)?;

@@ -118,6 +118,9 @@ pub enum ErrorKind {
     /// Not a failure: the program called `exit(status)`.
     #[error("the program called exit({0})")]
     Exit(i32),
+    /// The program's `assert` found its condition false.
+    #[error("assertion failed")]
+    AssertionFailed,
 }
 
 /// An error with the span of the statement that caused it (the default span

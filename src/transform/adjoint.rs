@@ -3608,7 +3608,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .flatten()
             .collect();
         super::specialize::call_originals(&mut self.out, &generated);
-        let graph = self.out.call_graph();
+        let graph = self.out.use_graph();
         let mut needed: HashSet<ProcId> = HashSet::new();
         let mut stack = generated.clone();
         while let Some(p) = stack.pop() {
@@ -3757,6 +3757,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         super::declare_before_use(&self.out, &generated, &mut items);
         super::drop_undefined_static_prototypes(&self.out, &mut items);
         super::drop_unused_static_globals(&self.out, &mut items);
+        super::mention_uncalled_header_statics(&mut self.out, &generated, &items);
         // Adjoints of globals, defined here, before the first procedure.
         let at = items
             .iter()

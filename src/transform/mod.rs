@@ -132,3 +132,87 @@ pub mod structure;
 pub mod tangent;
 pub mod varied;
 pub mod vector;
+
+/// A non-inline `static` function defined in a user header that the
+/// output includes but no longer calls (its derivative took its place)
+/// would make C warn that it is unused; the first generated procedure
+/// names it in `(void)name;` (`tangent/output`, `adjoint/output`). The
+/// original translation unit calls it, so it has no such warning.
+pub(crate) fn mention_uncalled_header_statics(
+    out: &mut Program,
+    generated: &HashSet<ProcId>,
+    items: &[Item],
+) {
+    let mut called: HashSet<ProcId> = HashSet::new();
+    for item in items {
+        if let ItemKind::Function(p) = item.kind
+            && let Some(b) = &out.proc(p).body
+        {
+            crate::il::visit_stmts(&b.stmts, &mut |s| {
+                if let StmtKind::Call { callee, .. } = &s.kind {
+                    called.insert(*callee);
+                }
+            });
+        }
+    }
+    // The output's item list leaves out the header's uncalled statics; the
+    // original's (still `out.items` here) has them.
+    let uncalled: Vec<ProcId> = out
+        .items
+        .iter()
+        .filter_map(|item| match item.kind {
+            ItemKind::Function(p) if item.file != out.main_file => Some(p),
+            _ => None,
+        })
+        .filter(|&p| {
+            let proc = out.proc(p);
+            proc.storage == crate::il::Storage::Static
+                && !proc.is_inline
+                && proc.body.is_some()
+                && !called.contains(&p)
+        })
+        .collect();
+    let mut mentioned: std::collections::HashMap<ProcId, usize> = Default::default();
+    for p in uncalled {
+        let (name, span) = (out.proc(p).name.clone(), out.proc(p).span);
+        // At the top of the body only a parameter can hide the function
+        // (`hsq_d` has its primal result pointer `double *hsq`).
+        // An exported procedure first: the head's derivative reads best.
+        let hosts: Vec<ProcId> = items
+            .iter()
+            .filter_map(|i| match i.kind {
+                ItemKind::Function(g)
+                    if generated.contains(&g)
+                        && out.proc(g).params.iter().all(|&x| out.sym(x).name != name) =>
+                {
+                    Some(g)
+                }
+                _ => None,
+            })
+            .collect();
+        let Some(&host) = hosts
+            .iter()
+            .find(|&&g| out.proc(g).storage != crate::il::Storage::Static)
+            .or(hosts.first())
+        else {
+            continue;
+        };
+        let at = *mentioned.entry(host).or_insert(0);
+        mentioned.insert(host, at + 1);
+        let cast = out.mention_function(&name, span);
+        let proc = &mut out.procs[host.index()];
+        let id = crate::il::StmtId(proc.stmt_count);
+        proc.stmt_count += 1;
+        if let Some(body) = &mut proc.body {
+            body.stmts.insert(
+                at,
+                crate::il::Stmt {
+                    id,
+                    kind: StmtKind::Discard(cast),
+                    span,
+                    comments: Default::default(),
+                },
+            );
+        }
+    }
+}

@@ -134,9 +134,17 @@ impl DiffSets {
                     // n`): the callee reads derivatives through it, so it
                     // has a derivative pointer, though this procedure
                     // never dereferences it.
-                    if let StmtKind::Call { args, .. } = &s.kind {
+                    // Not when the callee's formal has none (`seg(b, e)`
+                    // only computing `e - b`): that derivative pointer
+                    // would be set and never read.
+                    if let StmtKind::Call { args, callee, .. } = &s.kind {
+                        let callee = program.proc(*callee);
                         for arg in diff_memory_args(a, p, s, args) {
-                            pointer_roots(arg, &mut d.syms);
+                            let k = args.iter().position(|x| std::ptr::eq(x, arg));
+                            let formal = k.and_then(|k| callee.params.get(k));
+                            if callee.body.is_none() || formal.is_some_and(|f| d.syms.contains(f)) {
+                                pointer_roots(arg, &mut d.syms);
+                            }
                         }
                     }
                     // `tangent/call-frees`: a pointer with a derivative
@@ -155,9 +163,10 @@ impl DiffSets {
                         }
                     }
                     match &s.kind {
+                        // (Not a member without a derivative: `a.rowp =
+                        // rowp`, an `int *` beside an active `a.val`.)
                         StmtKind::Assign { lhs, rhs, .. }
-                            if is_pointer(program, &lhs.ty)
-                                && root_sym(lhs).is_some_and(|r| d.syms.contains(&r)) =>
+                            if is_pointer(program, &lhs.ty) && d.is_diff_ref(program, lhs) =>
                         {
                             pointer_roots(rhs, &mut d.syms);
                         }
@@ -1014,11 +1023,14 @@ pub(crate) fn frees_through(
     }
     visiting.push((proc, k));
     // The formal, cast or moved by pointer arithmetic (`free((char *)(v +
-    // nl - NR_END))`, Numerical Recipes' `free_dvector`).
+    // nl - NR_END))`, Numerical Recipes' `free_dvector`), or a pointer
+    // stored in what it points to (`free(b->u)`, `free(rows[i])`).
     fn based_on(e: &Expr, formal: SymId) -> bool {
         match &e.kind {
             ExprKind::Var(v) => *v == formal,
             ExprKind::Cast { arg, .. } => based_on(arg, formal),
+            ExprKind::Field { base, .. } | ExprKind::Index { base, .. } => based_on(base, formal),
+            ExprKind::Deref(p) => based_on(p, formal),
             ExprKind::Binary {
                 op: crate::il::BinOp::Add | crate::il::BinOp::Sub,
                 lhs,

@@ -151,6 +151,14 @@ fn restructure_proc(program: &mut Program, p: ProcId, taken: &mut HashSet<String
                     span,
                 ))),
                 Type::Int { .. } => Some(Init::Expr(Structurer::int(0, span))),
+                Type::Pointer(_) => Some(Init::Expr(Expr::new(
+                    ExprKind::IntConst {
+                        value: 0,
+                        text: "0".into(),
+                    },
+                    base.clone(),
+                    span,
+                ))),
                 _ => None,
             };
             s.stmt(

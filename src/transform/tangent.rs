@@ -623,6 +623,7 @@ pub fn tangent_full(
         })?,
         precision: None,
         live_memo: HashMap::new(),
+        freeing_jump_controls: HashSet::new(),
         primal_syms: HashMap::new(),
         param_targets: HashMap::new(),
         call_temps: Vec::new(),
@@ -665,6 +666,24 @@ pub fn tangent_full(
         }
         host.stmts.clear();
         host.live_memo.clear();
+        host.freeing_jump_controls.clear();
+        let mut frees = false;
+        if let Some(b) = &program.proc(p).body {
+            crate::il::visit_stmts(&b.stmts, &mut |s| {
+                frees |= match &s.kind {
+                    StmtKind::Free { .. } => true,
+                    StmtKind::Call { callee, .. } => {
+                        super::names::may_free(program, *callee, &mut Vec::new())
+                    }
+                    _ => false,
+                };
+            });
+        }
+        if frees {
+            host.freeing_jump_controls = crate::analysis::jump_controls(program, p)
+                .into_iter()
+                .collect();
+        }
         let span = program.proc(p).span;
         engine::apply(rules, &mut host, "proc", &Val::Proc(p))
             .map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
@@ -900,6 +919,11 @@ struct TangentHost<'x, 'a> {
     /// a double derivative).
     precision: Option<RealKind>,
     live_memo: HashMap<StmtId, bool>,
+    /// The controls holding a jump, in a procedure that frees: the kept
+    /// frees (`tangent/free`, `tangent/call-frees`) run only where the
+    /// jumps let them, as the analysis's own live statements do
+    /// (`diff-live/control`).
+    freeing_jump_controls: HashSet<StmtId>,
     /// `dsyms` inverted: the primal of each derivative symbol.
     primal_syms: HashMap<SymId, SymId>,
     /// Per procedure, the real scalar zones its pointer parameters point
@@ -1362,6 +1386,16 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         if self.a.is_active_expr(self.proc, s.id, e) {
             return true;
         }
+        // A struct whose derivative holds derivative pointers carries them
+        // along even when no real in it is active (`b = a` with only `a.u
+        // = x` in it): a zero derivative would leave `bd.u` null.
+        if self.a.is_ref(e)
+            && matches!(self.out.resolve(&e.ty.ty), Type::Struct(_))
+            && self.diff.is_diff_ref(&self.out, e)
+            && has_pointer(&self.out, &self.types.of(&self.out, &e.ty).ty, 0)
+        {
+            return true;
+        }
         // A declaration initialises its declarators in order: a later
         // initialiser may read an earlier declarator, active only after.
         if matches!(s.kind, StmtKind::Decl { .. }) {
@@ -1735,7 +1769,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         super::specialize::call_originals(&mut self.out, &generated);
         // Static functions of the original that the output calls, directly
         // or through other copies, are copied; the others are left out.
-        let graph = self.out.call_graph();
+        let graph = self.out.use_graph();
         let mut needed: HashSet<ProcId> = HashSet::new();
         let mut stack: Vec<ProcId> = self.dprocs.values().copied().collect();
         while let Some(p) = stack.pop() {
@@ -1884,6 +1918,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         super::declare_before_use(&self.out, &dprocs.iter().copied().collect(), &mut items);
         super::drop_undefined_static_prototypes(&self.out, &mut items);
         super::drop_unused_static_globals(&self.out, &mut items);
+        super::mention_uncalled_header_statics(
+            &mut self.out,
+            &dprocs.iter().copied().collect(),
+            &items,
+        );
         add_digamma_if_called(
             &self.out,
             &dprocs,
@@ -1900,6 +1939,23 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             };
         }
         self.out
+    }
+}
+
+/// Does a (derivative) type hold a pointer, in a field or an element?
+fn has_pointer(out: &Program, ty: &Type, depth: usize) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    match out.resolve(ty) {
+        Type::Pointer(_) => true,
+        Type::Array { elem, .. } => has_pointer(out, &elem.ty, depth + 1),
+        Type::Struct(s) => out
+            .strukt(*s)
+            .fields
+            .iter()
+            .any(|f| has_pointer(out, &f.ty.ty, depth + 1)),
+        _ => false,
     }
 }
 
@@ -3152,7 +3208,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                         StmtKind::Block(b) => inner.extend(b.stmts.iter()),
                         _ => {}
                     }
-                    inner.into_iter().any(|t| self.is_live(t))
+                    self.freeing_jump_controls.contains(&s.id)
+                        || inner.into_iter().any(|t| self.is_live(t))
                 }
                 // `tangent/free` and `tangent/free-passive` keep every
                 // `free`, and the allocation it releases is kept because

@@ -118,6 +118,20 @@ impl Lowerer<'_> {
     fn expr_inner(&mut self, e: &ast::Expr, fx: &mut Effects, allow_str: bool) -> R<Expr> {
         let span = e.span;
         match &e.kind {
+            ast::ExprKind::Ident(name)
+                if name == "__func__" && self.lookup_var(name).is_none() && self.f.is_some() =>
+            {
+                // C99's predefined `static const char __func__[]`: the
+                // enclosing function's name, which the derivative code
+                // must print as the original does.
+                let proc = self.f.as_ref().map(|f| f.proc).unwrap_or_default();
+                let fname = self.prog.procs[proc.index()].name.clone();
+                let lit = ast::Expr {
+                    kind: ast::ExprKind::StrLit(vec![format!("\"{fname}\"")]),
+                    span,
+                };
+                self.expr_inner(&lit, fx, allow_str)
+            }
             ast::ExprKind::Ident(name) => self.ident(name, span),
             ast::ExprKind::IntLit(text) => {
                 let (value, ty) = parse_int(text).ok_or_else(|| {
@@ -168,7 +182,7 @@ impl Lowerer<'_> {
                 ))
             }
             ast::ExprKind::StrLit(parts) => {
-                if !allow_str {
+                if !allow_str && !self.in_assert {
                     return err(
                         span,
                         "string literals are only supported as arguments of library functions (such as printf) or as char array initializers",
@@ -905,9 +919,18 @@ impl Lowerer<'_> {
         }
         let _ = callee_span;
         let mut out = Vec::new();
+        let is_assert = system && name == "assert";
         for (i, a) in args.iter().enumerate() {
-            let x = self.expr_inner(a, fx, system)?;
-            if let Some(t) = params.get(i) {
+            self.in_assert = is_assert;
+            let x = self.expr_inner(a, fx, system);
+            self.in_assert = false;
+            let x = x?;
+            if is_assert {
+                // A macro in C: it tests any scalar, a pointer included.
+                if !self.is_scalar(&x.ty.ty) {
+                    return err(a.span, "assert needs a scalar argument");
+                }
+            } else if let Some(t) = params.get(i) {
                 self.check_convertible(
                     &self.decay(t),
                     &x,
@@ -1698,7 +1721,16 @@ impl Lowerer<'_> {
                         | ast::ExprKind::PostDec(_)
                         | ast::ExprKind::PreDec(_)
                 );
-                if matches!(self.resolve(&ty.ty), Type::Void) && inner_acts {
+                if matches!(self.resolve(&ty.ty), Type::Void)
+                    && let ast::ExprKind::Ident(name) = &strip_parens(inner).kind
+                    && self.lookup_var(name).is_none()
+                    && self.proc_names.contains_key(name)
+                {
+                    // `(void)f;` marks a static function used; no value.
+                    let mention = self.prog.mention_function(name, span);
+                    out.push(stmt(StmtKind::Discard(mention), span));
+                    Ok(())
+                } else if matches!(self.resolve(&ty.ty), Type::Void) && inner_acts {
                     // `(void)f(x);` is the call with its result ignored.
                     self.expr_stmt(inner, out)
                 } else {

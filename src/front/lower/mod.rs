@@ -194,6 +194,9 @@ struct Lowerer<'a> {
     /// Postfix `++`/`--` must take effect before the expression is used
     /// (conditions, returned values): the old value goes to a temporary.
     post_as_pre: bool,
+    /// Set while lowering `assert`'s argument, where a string literal may
+    /// be an operand anywhere (`assert(n > 0 && "n positive")`).
+    in_assert: bool,
 }
 
 impl<'a> Lowerer<'a> {
@@ -202,6 +205,7 @@ impl<'a> Lowerer<'a> {
             scopes: vec![Scope::default()],
             global_scope: ScopeId(0),
             main_file: pp.main_file,
+            header_macros: pp.header_macros.clone(),
             ..Program::default()
         };
         Lowerer {
@@ -220,6 +224,7 @@ impl<'a> Lowerer<'a> {
             f: None,
             forbid: None,
             post_as_pre: false,
+            in_assert: false,
         }
     }
 
