@@ -20,11 +20,28 @@ macro_rules! out {
     }};
 }
 
+/// Writes to standard error. A reader that went away (`2>&1 | head -1`)
+/// loses the rest of the messages, but the exit status still tells the
+/// outcome, where `eprintln!` would panic.
+macro_rules! to_stderr {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+macro_rules! line_to_stderr {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 fn stdout_failed(e: std::io::Error) {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         std::process::exit(0);
     }
-    eprintln!("aioli: cannot write to standard output: {e}");
+    line_to_stderr!("aioli: cannot write to standard output: {e}");
     std::process::exit(1);
 }
 
@@ -245,12 +262,12 @@ fn run(cli: Cli) -> ExitCode {
         Command::Runtime { out } => match aioli::runtime::write(&out) {
             Ok(paths) => {
                 for p in paths {
-                    eprintln!("aioli: wrote {}", p.display());
+                    line_to_stderr!("aioli: wrote {}", p.display());
                 }
                 ExitCode::SUCCESS
             }
             Err(e) => {
-                eprintln!("{}: error: cannot write the runtime: {e}", out.display());
+                line_to_stderr!("{}: error: cannot write the runtime: {e}", out.display());
                 ExitCode::from(1)
             }
         },
@@ -262,12 +279,12 @@ fn load(file: &Path, options: &FrontOptions) -> Option<front::Loaded> {
     match front::load(file, options) {
         Ok(loaded) => {
             for w in &loaded.warnings {
-                eprint!("{}", diag::render(&loaded.sources, w));
+                to_stderr!("{}", diag::render(&loaded.sources, w));
             }
             Some(loaded)
         }
         Err((sources, d)) => {
-            eprint!("{}", diag::render(&sources, &d));
+            to_stderr!("{}", diag::render(&sources, &d));
             None
         }
     }
@@ -283,14 +300,14 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
         match analysis::parse_head(&loaded.program, h) {
             Ok(h) => parsed.push(h),
             Err(msg) => {
-                eprintln!("{}: error: {msg}", file.display());
+                line_to_stderr!("{}: error: {msg}", file.display());
                 return ExitCode::from(1);
             }
         }
     }
     let result = analysis::analyze(&loaded.program, &parsed);
     for w in &result.warnings {
-        eprint!("{}", diag::render(&loaded.sources, w));
+        to_stderr!("{}", diag::render(&loaded.sources, w));
     }
     if json {
         out!("{}", result.report_json(&loaded.sources));
@@ -310,7 +327,7 @@ fn parse_heads(
         match analysis::parse_head(program, h) {
             Ok(h) => parsed.push(h),
             Err(msg) => {
-                eprintln!("{}: error: {msg}", file.display());
+                line_to_stderr!("{}: error: {msg}", file.display());
                 return None;
             }
         }
@@ -346,7 +363,7 @@ fn tangent(
     let rules = match load_rules(&opts) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            line_to_stderr!("{e}");
             return ExitCode::from(1);
         }
     };
@@ -379,11 +396,11 @@ fn tangent(
     let text = match generated {
         Ok(t) => t,
         Err(d) => {
-            eprint!("{}", diag::render(&loaded.sources, &d));
+            to_stderr!("{}", diag::render(&loaded.sources, &d));
             return ExitCode::from(1);
         }
     };
-    eprint!("{warnings}");
+    to_stderr!("{warnings}");
     write_output(file, out, if vector { "_dv" } else { "_d" }, &text)
 }
 
@@ -415,7 +432,7 @@ fn adjoint_command(
     let rules = match load_adjoint_rules(&opts) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            line_to_stderr!("{e}");
             return ExitCode::from(1);
         }
     };
@@ -441,11 +458,11 @@ fn adjoint_command(
     let text = match generated {
         Ok(t) => t,
         Err(d) => {
-            eprint!("{}", diag::render(&loaded.sources, &d));
+            to_stderr!("{}", diag::render(&loaded.sources, &d));
             return ExitCode::from(1);
         }
     };
-    eprint!("{warnings}");
+    to_stderr!("{warnings}");
     write_output(file, out, "_b", &text)
 }
 
@@ -457,7 +474,7 @@ fn read_user_rules(rule_opts: &RuleOptions) -> Option<Vec<(String, String)>> {
         match std::fs::read_to_string(r) {
             Ok(text) => files.push((r.display().to_string(), text)),
             Err(e) => {
-                eprintln!("{}: error: cannot read rule file: {e}", r.display());
+                line_to_stderr!("{}: error: cannot read rule file: {e}", r.display());
                 return None;
             }
         }
@@ -477,10 +494,10 @@ fn write_output(file: &Path, out: Option<&Path>, suffix: &str, text: &str) -> Ex
         .unwrap_or_else(|| PathBuf::from("."));
     let path = dir.join(format!("{stem}{suffix}.c"));
     if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| write_atomically(&path, text)) {
-        eprintln!("{}: error: cannot write: {e}", path.display());
+        line_to_stderr!("{}: error: cannot write: {e}", path.display());
         return ExitCode::from(1);
     }
-    eprintln!("aioli: wrote {}", path.display());
+    line_to_stderr!("aioli: wrote {}", path.display());
     ExitCode::SUCCESS
 }
 
@@ -512,7 +529,7 @@ fn check(
             match first.map(|l| aioli::check::pragma::parse_pragma(&l)) {
                 Some(Ok(aioli::check::pragma::Pragma::Valid(c))) => c.domain,
                 _ => {
-                    eprintln!(
+                    line_to_stderr!(
                         "{}: error: aioli check needs --domain, e.g. --domain 'n=10 x[n]=[-1,1] a=[0.5,2]'",
                         file.display()
                     );
@@ -524,7 +541,7 @@ fn check(
     let dom = match Domain::parse(&domain_text) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("{}: error: --domain: {e}", file.display());
+            line_to_stderr!("{}: error: --domain: {e}", file.display());
             return ExitCode::from(1);
         }
     };
@@ -544,7 +561,7 @@ fn check(
             .iter()
             .find(|e| !parsed.iter().any(|h| has_param(h, &e.param)))
     {
-        eprintln!(
+        line_to_stderr!(
             "{}: error: --domain names '{}', which is a parameter of no head",
             file.display(),
             e.param
@@ -568,14 +585,14 @@ fn check(
     let rules = match load_rules(&opts) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            line_to_stderr!("{e}");
             return ExitCode::from(1);
         }
     };
     let text = match tangent(&loaded.program, &loaded.sources, &parsed, &rules, &opts) {
         Ok(t) => t,
         Err(d) => {
-            eprint!("{}", diag::render(&loaded.sources, &d));
+            to_stderr!("{}", diag::render(&loaded.sources, &d));
             return ExitCode::from(1);
         }
     };
@@ -591,7 +608,7 @@ fn check(
     let tangent_path = dir.join(format!("{stem}_d.c"));
     if let Err(e) = std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&tangent_path, &text))
     {
-        eprintln!("{}: error: cannot write: {e}", tangent_path.display());
+        line_to_stderr!("{}: error: cannot write: {e}", tangent_path.display());
         return ExitCode::from(1);
     }
     let mut all_passed = true;
@@ -666,14 +683,14 @@ fn check_adjoint_mode(
     let rules = match load_adjoint_rules(&opts) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("{e}");
+            line_to_stderr!("{e}");
             return false;
         }
     };
     let text = match adjoint(&loaded.program, &loaded.sources, heads, &rules, &opts) {
         Ok(t) => t,
         Err(d) => {
-            eprint!("{}", diag::render(&loaded.sources, &d));
+            to_stderr!("{}", diag::render(&loaded.sources, &d));
             return false;
         }
     };
@@ -683,7 +700,7 @@ fn check_adjoint_mode(
         .unwrap_or_default();
     let adjoint_path = dir.join(format!("{stem}_b.c"));
     if let Err(e) = std::fs::write(&adjoint_path, &text) {
-        eprintln!("{}: error: cannot write: {e}", adjoint_path.display());
+        line_to_stderr!("{}: error: cannot write: {e}", adjoint_path.display());
         return false;
     }
     let mut all_passed = true;
@@ -725,7 +742,7 @@ fn check_adjoint_mode(
 /// Prints a diagnostic line unless it was printed already.
 fn report_once(reported: &mut std::collections::HashSet<String>, line: String) {
     if !reported.contains(&line) {
-        eprintln!("{line}");
+        line_to_stderr!("{line}");
         reported.insert(line);
     }
 }

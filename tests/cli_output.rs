@@ -45,6 +45,79 @@ fn a_closed_pipe_ends_the_output_quietly() {
     assert!(status.success(), "{status:?}\n{stderr}");
 }
 
+/// Standard error closed early (`2>&1 | head -1`): the messages are lost,
+/// the exit status is not, and nothing panics.
+#[test]
+fn a_closed_stderr_loses_messages_not_the_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.c");
+    // An unused local and an unread independent: warnings to write.
+    std::fs::write(
+        &path,
+        "double f(double x, double a)\n{\n    double t;\n    return x * x;\n}\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args([
+            "tangent",
+            path.to_str().unwrap(),
+            "--head",
+            "f(f)/(x a)",
+            "--out",
+        ])
+        .arg(dir.path())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(dir.path().join("w_d.c").exists());
+}
+
+/// `-D` with something that is not a macro name is a usage error (exit
+/// status 2), not an error in the C file.
+#[test]
+fn a_bad_macro_definition_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.c");
+    std::fs::write(&path, "double f(double x) { return x; }\n").unwrap();
+    for bad in ["1X=2", "=3", "A-B"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .args([
+                "tangent",
+                path.to_str().unwrap(),
+                "--head",
+                "f(f)/(x)",
+                "-D",
+                bad,
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {stderr}");
+        assert!(stderr.contains("is not a macro name"), "{stderr}");
+    }
+    let ok = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args([
+            "tangent",
+            path.to_str().unwrap(),
+            "--head",
+            "f(f)/(x)",
+            "-D",
+            "SQ(a)=((a)*(a))",
+        ])
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
 /// `adjoint/checkpoint`: a region whose snapshot needs memory of unknown
 /// size (the target of a pointer parameter) is taped instead of
 /// checkpointed, and the user is told where and why.

@@ -3613,7 +3613,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let mut stack = generated.clone();
         while let Some(p) = stack.pop() {
             for &c in graph.get(p.index()).into_iter().flatten() {
-                if needed.insert(c) {
+                // An original non-static function is the original
+                // translation unit's: what it calls is not copied here.
+                if needed.insert(c) && self.out.proc(c).storage == Storage::Static {
                     stack.push(c);
                 }
             }

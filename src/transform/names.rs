@@ -147,6 +147,26 @@ impl DiffSets {
                             }
                         }
                     }
+                    // A pointer to memory of this procedure's (a malloc'd
+                    // scratch buffer) given by an active call to a formal
+                    // with a derivative: the callee computes derivatives
+                    // in that memory, so it gets derivative memory too.
+                    if let StmtKind::Call { callee, args, .. } = &s.kind
+                        && program.proc(*callee).body.is_some()
+                        && a.is_active_call(p, s.id)
+                    {
+                        for (formal, arg) in program.proc(*callee).params.iter().zip(args) {
+                            if d.syms.contains(formal)
+                                && is_pointer(program, &arg.ty)
+                                && root_sym(arg).is_some_and(|r| {
+                                    is_pointer(program, &program.sym(r).ty)
+                                        && program.sym(r).kind != crate::il::SymKind::Global
+                                })
+                            {
+                                pointer_roots(arg, &mut d.syms);
+                            }
+                        }
+                    }
                     // `tangent/call-frees`: a pointer with a derivative
                     // pointer given to a procedure that frees it.
                     if let StmtKind::Call { callee, args, .. } = &s.kind {

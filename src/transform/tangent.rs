@@ -760,27 +760,41 @@ pub(super) fn derivative_types(
         let id = crate::il::StructId(out.structs.len() as u32);
         let orig = program.strukt(crate::il::StructId(s as u32));
         out.structs.push(StructDef {
-            tag: orig
-                .tag
-                .as_ref()
-                .map(|t| namer.fresh(&format!("{t}{suffix}"))),
+            tag: None,
             fields: Vec::new(),
             ..orig.clone()
         });
         types.structs.insert(crate::il::StructId(s as u32), id);
     }
+    // Typedef names first: in `typedef struct Cell {...} Cell;` the tag
+    // and the typedef share a name (C keeps tags apart), and so do
+    // `Cell_d`'s, as CONTRACT §2 names it.
+    let mut typedef_names: HashMap<(String, crate::il::StructId), String> = HashMap::new();
     for (i, t) in program.typedefs.iter().enumerate() {
         if let Type::Struct(s) = &t.ty.ty
             && let Some(&d) = types.structs.get(s)
         {
             let id = crate::il::TypedefId(out.typedefs.len() as u32);
+            let name = namer.fresh(&format!("{}{suffix}", t.name));
+            typedef_names.insert((t.name.clone(), *s), name.clone());
             out.typedefs.push(TypedefDef {
-                name: namer.fresh(&format!("{}{suffix}", t.name)),
+                name,
                 ty: QualType::new(Type::Struct(d)),
                 span: t.span,
             });
             types.typedefs.insert(crate::il::TypedefId(i as u32), id);
         }
+    }
+    for &s in &with_fields {
+        let d = types.structs[&crate::il::StructId(s as u32)];
+        let sid = crate::il::StructId(s as u32);
+        let tag = program.structs[s].tag.as_ref().map(|t| {
+            typedef_names
+                .get(&(t.clone(), sid))
+                .cloned()
+                .unwrap_or_else(|| namer.fresh(&format!("{t}{suffix}")))
+        });
+        out.structs[d.index()].tag = tag;
     }
     for &s in &with_fields {
         let sid = crate::il::StructId(s as u32);
@@ -1774,7 +1788,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         let mut stack: Vec<ProcId> = self.dprocs.values().copied().collect();
         while let Some(p) = stack.pop() {
             for &c in graph.get(p.index()).into_iter().flatten() {
-                if needed.insert(c) {
+                // An original non-static function is the original
+                // translation unit's: what it calls is not copied here.
+                if needed.insert(c) && self.out.proc(c).storage == Storage::Static {
                     stack.push(c);
                 }
             }
