@@ -565,6 +565,8 @@ struct Preprocessor<'a> {
     once: HashSet<PathBuf>,
     cache: HashMap<PathBuf, Rc<LexedFile>>,
     system_injected: HashSet<String>,
+    /// The comment ending the directive line last read, if one does.
+    line_comment: Option<String>,
     out: Preprocessed,
 }
 
@@ -589,6 +591,7 @@ impl<'a> Preprocessor<'a> {
             once: HashSet::new(),
             cache: HashMap::new(),
             system_injected: HashSet::new(),
+            line_comment: None,
             out: Preprocessed {
                 main_file: main,
                 ..Preprocessed::default()
@@ -813,12 +816,18 @@ impl<'a> Preprocessor<'a> {
         let Some(ctx) = self.files.last_mut() else {
             return line;
         };
+        self.line_comment = None;
         while let Some(lt) = ctx.file.toks.get(ctx.pos) {
             ctx.pos += 1;
             match &lt.kind {
                 Ok(Token::Newline) => break,
-                Ok(Token::LineComment(_) | Token::BlockComment(_)) => {}
-                _ => line.push(lt.clone()),
+                Ok(Token::LineComment(c) | Token::BlockComment(c)) => {
+                    self.line_comment = (!c.contains('\n')).then(|| c.to_string());
+                }
+                _ => {
+                    self.line_comment = None;
+                    line.push(lt.clone());
+                }
             }
         }
         ctx.at_line_start = true;
@@ -858,7 +867,12 @@ impl<'a> Preprocessor<'a> {
                 lo: hash.lo,
                 hi: end.max(hash.lo),
             };
-            let text = self.sources.snippet(whole).to_string();
+            let mut text = self.sources.snippet(whole).to_string();
+            // `#define DX 0.1  /* grid spacing */`: the output keeps it.
+            if let Some(c) = &self.line_comment {
+                text.push_str("  ");
+                text.push_str(c);
+            }
             let comments = std::mem::take(&mut self.comments)
                 .into_iter()
                 .map(|c| c.text)

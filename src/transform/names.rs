@@ -138,11 +138,9 @@ impl DiffSets {
                     // only computing `e - b`): that derivative pointer
                     // would be set and never read.
                     if let StmtKind::Call { args, callee, .. } = &s.kind {
-                        let callee = program.proc(*callee);
                         for arg in diff_memory_args(a, p, s, args) {
                             let k = args.iter().position(|x| std::ptr::eq(x, arg));
-                            let formal = k.and_then(|k| callee.params.get(k));
-                            if callee.body.is_none() || formal.is_some_and(|f| d.syms.contains(f)) {
+                            if !k.is_some_and(|k| only_compared(program, *callee, k)) {
                                 pointer_roots(arg, &mut d.syms);
                             }
                         }
@@ -155,9 +153,19 @@ impl DiffSets {
                         && program.proc(*callee).body.is_some()
                         && a.is_active_call(p, s.id)
                     {
-                        for (formal, arg) in program.proc(*callee).params.iter().zip(args) {
+                        for (k, (formal, arg)) in
+                            program.proc(*callee).params.iter().zip(args).enumerate()
+                        {
+                            // Written there with active values: a buffer
+                            // only read (passive data) is left to a copy
+                            // of the callee (`specialize/activity`).
+                            let computes_in = || {
+                                super::tangent::writes_through_formal(a, *callee, k)
+                                    .is_some_and(|w| w.iter().any(|z| a.diff_zones.contains(z)))
+                            };
                             if d.syms.contains(formal)
                                 && is_pointer(program, &arg.ty)
+                                && computes_in()
                                 && root_sym(arg).is_some_and(|r| {
                                     is_pointer(program, &program.sym(r).ty)
                                         && program.sym(r).kind != crate::il::SymKind::Global
@@ -443,6 +451,44 @@ fn diff_memory_args<'e>(
         })
         .map(|(arg, _)| arg)
         .collect()
+}
+
+/// Is pointer formal `k` of `proc` only subtracted from or compared with
+/// other pointers (`e - b`, `p < end`), never followed?
+fn only_compared(program: &Program, proc: ProcId, k: usize) -> bool {
+    let p = program.proc(proc);
+    let (Some(body), Some(&formal)) = (&p.body, p.params.get(k)) else {
+        return false;
+    };
+    let is_formal = |e: &Expr| matches!(e.kind, ExprKind::Var(v) if v == formal);
+    let mut uses = 0usize;
+    let mut compared = 0usize;
+    crate::il::visit_stmts(&body.stmts, &mut |s| {
+        for e in stmt_exprs(s) {
+            crate::il::visit_expr(e, &mut |x| {
+                if is_formal(x) {
+                    uses += 1;
+                }
+                if let ExprKind::Binary { op, lhs, rhs } = &x.kind
+                    && matches!(
+                        op,
+                        crate::il::BinOp::Sub
+                            | crate::il::BinOp::Lt
+                            | crate::il::BinOp::Le
+                            | crate::il::BinOp::Gt
+                            | crate::il::BinOp::Ge
+                            | crate::il::BinOp::Eq
+                            | crate::il::BinOp::Ne
+                    )
+                    && is_pointer(program, &lhs.ty)
+                    && is_pointer(program, &rhs.ty)
+                {
+                    compared += usize::from(is_formal(lhs)) + usize::from(is_formal(rhs));
+                }
+            });
+        }
+    });
+    compared > 0 && compared == uses
 }
 
 /// The variables a reference goes through, pointer arithmetic included

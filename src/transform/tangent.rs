@@ -267,7 +267,11 @@ fn aliased_targets(
 /// The zones `callee` writes in the memory its formal `k` points to at
 /// entry (its target, `loc/target`), from its summary; `None` when it has
 /// no summary (no body), empty when it has no formal `k`.
-fn writes_through_formal(a: &Analysis<'_>, callee: ProcId, k: usize) -> Option<Vec<Zone>> {
+pub(crate) fn writes_through_formal(
+    a: &Analysis<'_>,
+    callee: ProcId,
+    k: usize,
+) -> Option<Vec<Zone>> {
     let sm = a.summaries.get(&callee)?;
     let Some(&formal) = a.program.proc(callee).params.get(k) else {
         return Some(Vec::new());
@@ -2508,9 +2512,25 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
         let mut args = args;
         Ok(match head {
             "seq" => {
-                let mut code = Vec::new();
+                let mut code: Vec<Stmt> = Vec::new();
                 for a in args {
                     code.extend(self.code_of(a)?);
+                }
+                // The comment heading the user's statement heads what the
+                // statement became, derivative first (`/* predict */` above
+                // `xd = 0.95 * xd;`, not between it and `x = 0.95 * x;`).
+                if let Val::Stmt(orig) = node
+                    && !orig.comments.leading.is_empty()
+                    && let Some(k) = code.iter().position(|c| {
+                        c.id == orig.id && c.comments.leading == orig.comments.leading
+                    })
+                    && k > 0
+                {
+                    let moved = std::mem::take(&mut code[k].comments.leading);
+                    let first = &mut code[0].comments.leading;
+                    let rest = std::mem::take(first);
+                    *first = moved;
+                    first.extend(rest);
                 }
                 Val::Code(code)
             }
