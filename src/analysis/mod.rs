@@ -1439,7 +1439,13 @@ impl<'a> Analysis<'a> {
                 if let Some(sm) = sm {
                     for a in 0..n {
                         for o in objs(a) {
-                            if reported || self.locs.object(o).owner.is_some() {
+                            // A heap block is not a global: a block the
+                            // callee allocates is a fresh one each time
+                            // (`t = insert(t, key)` building a tree).
+                            if reported
+                                || self.locs.object(o).owner.is_some()
+                                || matches!(self.locs.object(o).kind, ObjKind::Heap { .. })
+                            {
                                 continue;
                             }
                             let direct = self

@@ -3821,9 +3821,23 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             _ => None,
         };
         let mut zeroed: HashSet<SymId> = HashSet::new();
-        stmts.retain(|st| {
-            if let Some(d) = reset_of(st) {
-                return !zeroed.contains(&d);
+        // A dropped reset's comments (the user's, moved to the first
+        // statement their statement became) go to the next statement kept.
+        let mut orphaned: Vec<String> = Vec::new();
+        stmts.retain_mut(|st| {
+            if let Some(d) = reset_of(st)
+                && zeroed.contains(&d)
+            {
+                orphaned.append(&mut st.comments.leading);
+                return false;
+            }
+            if !orphaned.is_empty() {
+                let own = std::mem::take(&mut st.comments.leading);
+                st.comments.leading = std::mem::take(&mut orphaned);
+                st.comments.leading.extend(own);
+            }
+            if reset_of(st).is_some() {
+                return true;
             }
             // A declaration writes only the variables it declares: a reset
             // after further declarations still follows the zeroing one.
