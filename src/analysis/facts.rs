@@ -1129,7 +1129,8 @@ fn is_null(e: &Expr) -> bool {
     }
 }
 
-fn struct_has_pointer(program: &Program, ty: &Type, depth: usize) -> bool {
+/// Does a type hold a pointer, in a field or an element?
+pub(crate) fn struct_has_pointer(program: &Program, ty: &Type, depth: usize) -> bool {
     if depth > 16 {
         return false;
     }

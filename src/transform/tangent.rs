@@ -1410,7 +1410,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         if self.a.is_ref(e)
             && matches!(self.out.resolve(&e.ty.ty), Type::Struct(_))
             && self.diff.is_diff_ref(&self.out, e)
-            && has_pointer(&self.out, &self.types.of(&self.out, &e.ty).ty, 0)
+            && crate::analysis::facts::struct_has_pointer(
+                &self.out,
+                &self.types.of(&self.out, &e.ty).ty,
+                0,
+            )
         {
             return true;
         }
@@ -1959,23 +1963,6 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             };
         }
         self.out
-    }
-}
-
-/// Does a (derivative) type hold a pointer, in a field or an element?
-fn has_pointer(out: &Program, ty: &Type, depth: usize) -> bool {
-    if depth > 32 {
-        return false;
-    }
-    match out.resolve(ty) {
-        Type::Pointer(_) => true,
-        Type::Array { elem, .. } => has_pointer(out, &elem.ty, depth + 1),
-        Type::Struct(s) => out
-            .strukt(*s)
-            .fields
-            .iter()
-            .any(|f| has_pointer(out, &f.ty.ty, depth + 1)),
-        _ => false,
     }
 }
 
