@@ -545,8 +545,9 @@ fn check(
             return ExitCode::from(1);
         }
     };
-    // With several heads, each takes the entries naming its parameters;
-    // an entry naming a parameter of none of them is an error.
+    // With several heads, each takes the entries naming its parameters
+    // and the globals (a global independent is every head's to draw); an
+    // entry naming neither is an error.
     let has_param = |h: &aioli::analysis::head::Head, name: &str| {
         let program = &loaded.program;
         program
@@ -554,6 +555,10 @@ fn check(
             .params
             .iter()
             .any(|&s| program.sym(s).name == name)
+            || program
+                .symbols
+                .iter()
+                .any(|s| s.kind == aioli::il::SymKind::Global && s.name == name)
     };
     if parsed.len() > 1
         && let Some(e) = dom
@@ -562,7 +567,7 @@ fn check(
             .find(|e| !parsed.iter().any(|h| has_param(h, &e.param)))
     {
         line_to_stderr!(
-            "{}: error: --domain names '{}', which is a parameter of no head",
+            "{}: error: --domain names '{}', which is neither a parameter of a head nor a global",
             file.display(),
             e.param
         );

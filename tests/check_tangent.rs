@@ -681,16 +681,17 @@ fn a_struct_result_with_integer_and_array_fields_is_checked() {
 }
 
 /// With several heads, each takes the domain entries naming its own
-/// parameters (CONTRACT §6); an entry naming a parameter of no head is an
-/// error.
+/// parameters and the globals (CONTRACT §6); an entry naming neither is
+/// an error.
 #[test]
 fn several_heads_share_one_domain() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("two.c");
     std::fs::write(
         &file,
-        "void g(const double *x, double *y)\n{\n    *y = x[0] * x[0];\n}\n\
-         double h(double s)\n{\n    return s * s * s;\n}\n",
+        "double k = 1.0;\n\
+         void g(const double *x, double *y)\n{\n    *y = k * x[0] * x[0];\n}\n\
+         double h(double s)\n{\n    return k * s * s * s;\n}\n",
     )
     .unwrap();
     let run = |domain: &str| {
@@ -708,10 +709,13 @@ fn several_heads_share_one_domain() {
     let (ok, text) = run("x[1]=[0.5,1] y[1]=[0,0] s=[0.5,1]");
     assert!(ok, "{text}");
     assert_eq!(text.matches("PASSED").count(), 4, "{text}");
+    let (ok, text) = run("x[1]=[0.5,1] y[1]=[0,0] s=[0.5,1] k=[1,2]");
+    assert!(ok, "{text}");
+    assert_eq!(text.matches("PASSED").count(), 4, "{text}");
     let (ok, text) = run("x[1]=[0.5,1] y[1]=[0,0] s=[0.5,1] q=1");
     assert!(!ok);
     assert!(
-        text.contains("'q', which is a parameter of no head"),
+        text.contains("'q', which is neither a parameter of a head nor a global"),
         "{text}"
     );
 }

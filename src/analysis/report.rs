@@ -55,7 +55,8 @@ impl Analysis<'_> {
         let mut order: Vec<usize> = (0..f.points.len()).collect();
         let line_of = |i: usize| {
             let s = f.points[i].kind.stmt();
-            sources.file(s.span.file).line_col(s.span.lo as usize).0
+            let span = report_span(f.points[i].kind);
+            sources.file(s.span.file).line_col(span.lo as usize).0
         };
         // Source lines in order; on one line, execution order.
         order.sort_by_key(|&i| {
@@ -70,7 +71,7 @@ impl Analysis<'_> {
                 continue; // a bare declaration, `return;`: nothing to report
             }
             let file = sources.file(s.span.file);
-            let (line, _) = file.line_col(s.span.lo as usize);
+            let (line, _) = file.line_col(report_span(pt.kind).lo as usize);
             let text = statement_text(sources, pt.kind);
             let real = |set: &Set| -> Set {
                 set.iter()
@@ -193,6 +194,21 @@ impl Analysis<'_> {
             }
         }
         out
+    }
+}
+
+/// Where a point is reported: a `do … while` loop's test at its
+/// `while (…)`, after the body; anything else at its statement.
+fn report_span(kind: PointKind<'_>) -> crate::front::source::Span {
+    match (kind, &kind.stmt().kind) {
+        (
+            PointKind::Test(_),
+            StmtKind::Loop {
+                header: LoopHeader::DoWhile { cond },
+                ..
+            },
+        ) => cond.span,
+        _ => kind.stmt().span,
     }
 }
 
