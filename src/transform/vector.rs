@@ -734,6 +734,9 @@ impl<'i> Vectorizer<'i> {
                     ty,
                 )
             }
+            // The null pointer constant (`c ? &a[i - 1] : 0`) designates
+            // nothing in any direction.
+            ExprKind::IntConst { .. } => (e.kind.clone(), e.ty.clone()),
             _ => return Err("a derivative expression of an unexpected form".into()),
         };
         Ok(Expr {
