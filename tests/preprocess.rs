@@ -682,3 +682,13 @@ fn stdint_types_are_known() {
         assert!(text.contains(&format!(" {t};")), "{t}");
     }
 }
+
+/// A comment ending an `#include` line stays with it (the output prints
+/// the line with it).
+#[test]
+fn an_include_keeps_its_trailing_comment() {
+    let tree = Tree::new(&[("main.c", "#include <math.h>  /* exp */\nint a;\n")]);
+    let (_, result) = tree.run("main.c", &FrontOptions::default());
+    let pp = result.expect("preprocesses");
+    assert_eq!(pp.includes[0].trailing.as_deref(), Some("/* exp */"));
+}

@@ -55,6 +55,8 @@ pub struct IncludeRecord {
     /// `None` for a system header the tool knows nothing about, or a file
     /// skipped because of `#pragma once` or its include guard.
     pub file: Option<FileId>,
+    /// The comment ending the line (`#include <math.h>  /* exp */`).
+    pub trailing: Option<String>,
 }
 
 /// A `#define` or `#undef` line of the main file.
@@ -1530,6 +1532,7 @@ impl<'a> Preprocessor<'a> {
             written,
             system,
             file: file.as_ref().map(|f| f.id),
+            trailing: self.line_comment.clone(),
         });
         self.pending.push(Tok {
             tok: Token::IncludeMark(index),

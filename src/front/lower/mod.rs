@@ -329,11 +329,15 @@ impl<'a> Lowerer<'a> {
                 let Some(record) = self.pp.includes.get(*index as usize) else {
                     return err(*span, "internal error: unknown #include index");
                 };
+                let mut comments = comments.clone();
+                if comments.trailing.is_none() {
+                    comments.trailing = record.trailing.clone();
+                }
                 if record.system {
                     self.push_item(
                         ItemKind::SystemInclude(record.written.clone()),
                         *span,
-                        comments.clone(),
+                        comments,
                     );
                 } else if let Some(file) = record.file {
                     self.push_item(
@@ -342,7 +346,7 @@ impl<'a> Lowerer<'a> {
                             file,
                         },
                         *span,
-                        comments.clone(),
+                        comments,
                     );
                 }
                 Ok(())
