@@ -250,11 +250,13 @@ fn pp() -> Preprocessed {
                 written: "#include <math.h>".into(),
                 system: true,
                 file: Some(SYS),
+                trailing: None,
             },
             IncludeRecord {
                 written: "#include \"h.h\"".into(),
                 system: false,
                 file: Some(FileId(2)),
+                trailing: None,
             },
         ],
         ..Preprocessed::default()

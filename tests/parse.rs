@@ -60,6 +60,7 @@ fn preprocess_str(text: &str) -> Option<(SourceMap, Preprocessed)> {
                     system: written.contains('<'),
                     written,
                     file: None,
+                    trailing: None,
                 });
                 // Skip the rest of the directive line.
                 while lexer.span().end < line_end {
