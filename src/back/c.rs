@@ -37,9 +37,11 @@ fn identifiers(c: &str) -> Vec<&str> {
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        if c[i..].starts_with("/*") {
+        // Byte tests: `i` may stand inside a multi-byte character, and only
+        // an ASCII `/` is sliced at.
+        if bytes[i..].starts_with(b"/*") {
             i = c[i + 2..].find("*/").map_or(bytes.len(), |k| i + 2 + k + 2);
-        } else if c[i..].starts_with("//") {
+        } else if bytes[i..].starts_with(b"//") {
             i = c[i..].find('\n').map_or(bytes.len(), |k| i + k);
         } else if b == b'"' || b == b'\'' {
             i += 1;
@@ -1408,4 +1410,16 @@ fn leaf(qt: &QualType) -> &QualType {
 
 fn is_leaf(qt: &QualType) -> bool {
     !matches!(qt.ty, Type::Pointer(_) | Type::Array { .. })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::identifiers;
+
+    /// Names outside comments and literals, whatever bytes stand between.
+    #[test]
+    fn identifiers_skip_comments_literals_and_other_text() {
+        let c = "/* log é */ y = log(x) + 1e5; // temp\n s = \"ub\\\"\" + 'é' + ub2 é t";
+        assert_eq!(identifiers(c), ["y", "log", "x", "s", "ub2", "t"]);
+    }
 }

@@ -135,8 +135,9 @@ pub mod vector;
 
 /// A non-inline `static` function defined in a user header that the
 /// output includes but no longer calls (its derivative took its place)
-/// would make C warn that it is unused; the first generated procedure
-/// names it in `(void)name;` (`tangent/output`, `adjoint/output`). The
+/// would make C warn that it is unused; a generated procedure (an
+/// exported one if it can, as the head's derivative reads best) names it
+/// in `(void)name;` (`tangent/output`, `adjoint/output`). The
 /// original translation unit calls it, so it has no such warning.
 pub(crate) fn mention_uncalled_header_statics(
     out: &mut Program,
@@ -177,7 +178,6 @@ pub(crate) fn mention_uncalled_header_statics(
         let (name, span) = (out.proc(p).name.clone(), out.proc(p).span);
         // At the top of the body only a parameter can hide the function
         // (`hsq_d` has its primal result pointer `double *hsq`).
-        // An exported procedure first: the head's derivative reads best.
         let hosts: Vec<ProcId> = items
             .iter()
             .filter_map(|i| match i.kind {
