@@ -929,10 +929,20 @@ impl Program {
         )
     }
 
+    /// The function `e` names, if it is a [`Program::mention_function`].
+    pub fn mentioned_function(&self, e: &Expr) -> Option<&str> {
+        match &e.kind {
+            ExprKind::Cast { arg, .. } => match arg.kind {
+                ExprKind::Var(s) if self.sym(s).ty.ty == Type::Void => Some(&self.sym(s).name),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Is `e` a [`Program::mention_function`]? It has no value to compute.
     pub fn is_function_mention(&self, e: &Expr) -> bool {
-        matches!(&e.kind, ExprKind::Cast { arg, .. }
-            if matches!(arg.kind, ExprKind::Var(s) if self.sym(s).ty.ty == Type::Void))
+        self.mentioned_function(e).is_some()
     }
     pub fn proc(&self, id: ProcId) -> &Procedure {
         &self.procs[id.index()]
@@ -1084,13 +1094,11 @@ impl Program {
             if let Some(body) = &p.body {
                 visit_stmts(&body.stmts, &mut |s| {
                     if let StmtKind::Discard(e) = &s.kind
-                        && self.is_function_mention(e)
-                        && let ExprKind::Cast { arg, .. } = &e.kind
-                        && let ExprKind::Var(v) = arg.kind
+                        && let Some(name) = self.mentioned_function(e)
                         && let Some(f) = self
                             .procs
                             .iter()
-                            .position(|q| q.body.is_some() && q.name == self.sym(v).name)
+                            .position(|q| q.body.is_some() && q.name == name)
                     {
                         let f = ProcId(f as u32);
                         if !graph[id.index()].contains(&f) {

@@ -3608,18 +3608,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .flatten()
             .collect();
         super::specialize::call_originals(&mut self.out, &generated);
-        let graph = self.out.use_graph();
-        let mut needed: HashSet<ProcId> = HashSet::new();
-        let mut stack = generated.clone();
-        while let Some(p) = stack.pop() {
-            for &c in graph.get(p.index()).into_iter().flatten() {
-                // An original non-static function is the original
-                // translation unit's: what it calls is not copied here.
-                if needed.insert(c) && self.out.proc(c).storage == Storage::Static {
-                    stack.push(c);
-                }
-            }
-        }
+        let needed = super::reached_from(&self.out, generated.iter().copied());
         let bglobals: Vec<(SymId, SymId)> = {
             let mut v: Vec<(SymId, SymId)> = self
                 .bsyms

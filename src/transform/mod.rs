@@ -19,6 +19,24 @@ pub mod keep;
 use crate::il::{Item, ItemKind, ProcId, Program, StmtKind};
 use std::collections::HashSet;
 
+/// The procedures the generated ones `roots` call or mention, directly or
+/// through the `static` ones among them (`il/callgraph`): the output copies
+/// the `static` ones. An original non-static function is the original
+/// translation unit's, so what it calls is not followed.
+pub(crate) fn reached_from(out: &Program, roots: impl Iterator<Item = ProcId>) -> HashSet<ProcId> {
+    let graph = out.use_graph();
+    let mut needed: HashSet<ProcId> = HashSet::new();
+    let mut stack: Vec<ProcId> = roots.collect();
+    while let Some(p) = stack.pop() {
+        for &c in graph.get(p.index()).into_iter().flatten() {
+            if needed.insert(c) && out.proc(c).storage == crate::il::Storage::Static {
+                stack.push(c);
+            }
+        }
+    }
+    needed
+}
+
 /// Drops the user's prototypes of `static` functions the output does not
 /// define (a forward declaration for mutual recursion): C warns about a
 /// `static` function declared and never defined.

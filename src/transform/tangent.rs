@@ -671,19 +671,7 @@ pub fn tangent_full(
         host.stmts.clear();
         host.live_memo.clear();
         host.freeing_jump_controls.clear();
-        let mut frees = false;
-        if let Some(b) = &program.proc(p).body {
-            crate::il::visit_stmts(&b.stmts, &mut |s| {
-                frees |= match &s.kind {
-                    StmtKind::Free { .. } => true,
-                    StmtKind::Call { callee, .. } => {
-                        super::names::may_free(program, *callee, &mut Vec::new())
-                    }
-                    _ => false,
-                };
-            });
-        }
-        if frees {
+        if super::names::may_free(program, p, &mut Vec::new()) {
             host.freeing_jump_controls = crate::analysis::jump_controls(program, p)
                 .into_iter()
                 .collect();
@@ -1791,18 +1779,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         super::specialize::call_originals(&mut self.out, &generated);
         // Static functions of the original that the output calls, directly
         // or through other copies, are copied; the others are left out.
-        let graph = self.out.use_graph();
-        let mut needed: HashSet<ProcId> = HashSet::new();
-        let mut stack: Vec<ProcId> = self.dprocs.values().copied().collect();
-        while let Some(p) = stack.pop() {
-            for &c in graph.get(p.index()).into_iter().flatten() {
-                // An original non-static function is the original
-                // translation unit's: what it calls is not copied here.
-                if needed.insert(c) && self.out.proc(c).storage == Storage::Static {
-                    stack.push(c);
-                }
-            }
-        }
+        let needed = super::reached_from(&self.out, self.dprocs.values().copied());
         for (i, item) in program.items.iter().enumerate() {
             match &item.kind {
                 ItemKind::Function(p) => {
@@ -1964,6 +1941,12 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         self.out
     }
+}
+
+/// Puts `comments` before a statement's own leading comments.
+fn prepend_comments(st: &mut Stmt, mut comments: Vec<String>) {
+    comments.append(&mut st.comments.leading);
+    st.comments.leading = comments;
 }
 
 /// The refusal of an active call of an external function without
@@ -2514,10 +2497,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     && k > 0
                 {
                     let moved = std::mem::take(&mut code[k].comments.leading);
-                    let first = &mut code[0].comments.leading;
-                    let rest = std::mem::take(first);
-                    *first = moved;
-                    first.extend(rest);
+                    prepend_comments(&mut code[0], moved);
                 }
                 Val::Code(code)
             }
@@ -3812,18 +3792,17 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         // statement their statement became) go to the next statement kept.
         let mut orphaned: Vec<String> = Vec::new();
         stmts.retain_mut(|st| {
-            if let Some(d) = reset_of(st)
+            let reset = reset_of(st);
+            if let Some(d) = reset
                 && zeroed.contains(&d)
             {
                 orphaned.append(&mut st.comments.leading);
                 return false;
             }
             if !orphaned.is_empty() {
-                let own = std::mem::take(&mut st.comments.leading);
-                st.comments.leading = std::mem::take(&mut orphaned);
-                st.comments.leading.extend(own);
+                prepend_comments(st, std::mem::take(&mut orphaned));
             }
-            if reset_of(st).is_some() {
+            if reset.is_some() {
                 return true;
             }
             // A declaration writes only the variables it declares: a reset
