@@ -727,6 +727,46 @@ fn whole_struct_with_an_adjoint_pointer_member_is_refused() {
     );
 }
 
+/// `tangent/call-sets-global`, adjoint side: a `setup` allocating a global
+/// work buffer that nothing active is computed in runs as the original, so
+/// the buffer's adjoint pointer would stay null: refused at the call,
+/// naming the procedure and the global. An active setup (fixture
+/// `global_pointers.c`) and a head allocating the buffer itself are
+/// differentiated.
+#[test]
+fn a_passive_setup_of_a_global_pointer_is_refused() {
+    let src = "#include <stdlib.h>\ndouble *work;\nvoid setup(int n)\n{\n    work = malloc((size_t)n * sizeof(double));\n}\n\
+double f(const double *x, int n)\n{\n    double s = 0.0;\n    setup(n);\n    for (int i = 0; i < n; i++)\n        work[i] = x[i] * x[i];\n\
+    for (int i = 0; i < n; i++)\n        s += work[i] * x[i];\n    free(work);\n    return s;\n}\n";
+    let err = adjoint_of_text("setup.c", src, "f(f)/(x)").unwrap_err();
+    assert!(err.contains("setup.c:11:5:"), "{err}");
+    assert!(
+        err.contains("'setup' sets or frees global pointer 'work'"),
+        "{err}"
+    );
+    let own = src.replace("setup(n);", "work = malloc((size_t)n * sizeof(double));");
+    let out = adjoint_of_text("own.c", &own, "f(f)/(x)").unwrap();
+    assert!(
+        out.contains("workb = calloc((size_t)n, sizeof(double));"),
+        "{out}"
+    );
+}
+
+/// `tangent/call-stores-pointer`, adjoint side: a helper storing a new
+/// address into the caller's struct is refused (the backward sweep would
+/// need the old address), located at the call; the tangent accepts it.
+#[test]
+fn helpers_storing_addresses_are_refused_in_the_adjoint() {
+    let src = "#include <stdlib.h>\ntypedef struct {\n    int n;\n    double *data;\n} Vec;\nstatic void vec_init(Vec *v, int n)\n{\n    v->n = n;\n    v->data = (double *)malloc((size_t)n * sizeof(double));\n}\n\
+void f(const double *x, double *y)\n{\n    Vec v;\n    vec_init(&v, 2);\n    v.data[0] = x[0] * x[1];\n    y[0] = v.data[0];\n    free(v.data);\n}\n";
+    let err = adjoint_of_text("init.c", src, "f(y)/(x)").unwrap_err();
+    assert!(err.contains("init.c:15:5:"), "{err}");
+    assert!(
+        err.contains("'vec_init' may store a new address into 'v'"),
+        "{err}"
+    );
+}
+
 /// The adjoint of `src` for `head`, written to a fresh file `name`.
 fn adjoint_of_text(name: &str, src: &str, head: &str) -> Result<String, String> {
     let dir = tempfile::tempdir().unwrap();

@@ -318,11 +318,18 @@ pub fn build<'a>(
     let stored: HashSet<Zone> = pb.facts.store_direct.iter().map(|&(_, z, _)| z).collect();
     let through = !pb.facts.store_through.is_empty();
     for (z, target) in pb.locs.entry_pointers(pid) {
-        let place = pb.locs.intern((target, Vec::new()));
-        if through || stored.contains(&z) {
-            pb.facts.entry.push((block_entry[0], z, place));
-        } else {
-            pb.facts.constant.push((z, place));
+        let mut places = vec![pb.locs.intern((target, Vec::new()))];
+        // `ptr/global-init`: a global pointer may still hold the address
+        // it was initialised with.
+        if let Some(init) = pb.locs.initial_target(z).cloned() {
+            places.push(pb.locs.intern(init));
+        }
+        for place in places {
+            if through || stored.contains(&z) {
+                pb.facts.entry.push((block_entry[0], z, place));
+            } else {
+                pb.facts.constant.push((z, place));
+            }
         }
     }
     let (place_zone, place_extend) = pb.place_tables();
@@ -975,12 +982,10 @@ impl PtrBuilder<'_, '_> {
                             self.store_at(&base, &p, v, n, true);
                         }
                     }
-                    ObjKind::Target {
-                        proc: Some(_),
-                        pointer,
-                    } => {
-                        // A pointer inside a target: store through the
-                        // caller's value of the target's pointer.
+                    ObjKind::Target { pointer, .. } => {
+                        // A pointer inside a target (the callee's or a
+                        // global pointer's): store through the caller's
+                        // value of the target's pointer.
                         let w = self.call_value(s.id, callee, pointer, args);
                         let zpath = self.locs.zone(z).path.clone();
                         let pid = self.path_id(&zpath);
@@ -1034,10 +1039,10 @@ impl PtrBuilder<'_, '_> {
                     }
                 }
             }
-            ObjKind::Target {
-                proc: Some(_),
-                pointer,
-            } => {
+            // A callee's target, or a global pointer's (`loc/target`: what
+            // the global held when the callee was entered, which is what
+            // it holds at the call).
+            ObjKind::Target { pointer, .. } => {
                 let w = self.call_value(s, callee, pointer, args);
                 let v = self.new_val();
                 let pid = self.path_id(&info.path);
@@ -1065,10 +1070,7 @@ impl PtrBuilder<'_, '_> {
         let path = path.to_vec();
         let o = self.locs.object(obj).clone();
         match o.kind {
-            ObjKind::Target {
-                proc: Some(p),
-                pointer,
-            } if p == callee => {
+            ObjKind::Target { proc, pointer } if proc.is_none_or(|p| p == callee) => {
                 let w = self.call_value(s, callee, pointer, args);
                 let pid = self.path_id(&path);
                 self.facts.val_extend.push((v, w, pid));
@@ -1752,10 +1754,7 @@ impl EffectBuilder<'_, '_> {
                         site.by_value.insert(z, (r, d));
                     }
                 }
-                ObjKind::Target {
-                    proc: Some(p),
-                    pointer,
-                } if p == callee => {
+                ObjKind::Target { proc, pointer } if proc.is_none_or(|p| p == callee) => {
                     let v = call_vals.get(&(s.id, pointer)).copied();
                     let places = v
                         .map(|v| self.solution.val_places[v as usize].clone())

@@ -85,6 +85,10 @@ pub struct Locs {
     by_target: HashMap<(Option<ProcId>, Zone), Obj>,
     places: Vec<(Obj, Vec<usize>)>,
     place_ids: HashMap<(Obj, Vec<usize>), Place>,
+    /// `ptr/global-init`: what a global pointer initialised with an
+    /// address (`double *w = wk;`, `double *p = &acc;`) designates before
+    /// any code sets it, by pointer zone.
+    initial: HashMap<Zone, (Obj, Vec<usize>)>,
     /// While adding the targets of a deref-only pointer parameter.
     scalar_target: bool,
     scalar_target_now: bool,
@@ -219,7 +223,66 @@ impl Locs {
         for o in globals {
             l.add_targets(program, None, o, 0);
         }
+        for item in &program.items {
+            let crate::il::ItemKind::Globals { vars, .. } = &item.kind else {
+                continue;
+            };
+            for v in vars {
+                let Some(crate::il::Init::Expr(e)) = &v.init else {
+                    continue;
+                };
+                let o = l.by_sym[&v.sym];
+                let zone = l.objects[o as usize].zones.start;
+                if !l.zones[zone as usize].pointer {
+                    continue;
+                }
+                if let Some(place) = l.address_of(program, e) {
+                    l.initial.insert(zone, place);
+                }
+            }
+        }
         l
+    }
+
+    /// The object and field path an address constant designates: an
+    /// array's name, `&v`, `&v.f`, `&a[k]`, maybe cast or offset.
+    fn address_of(&self, program: &Program, e: &crate::il::Expr) -> Option<(Obj, Vec<usize>)> {
+        use crate::il::ExprKind;
+        fn reference(
+            l: &Locs,
+            program: &Program,
+            e: &crate::il::Expr,
+        ) -> Option<(Obj, Vec<usize>)> {
+            match &e.kind {
+                ExprKind::Var(s) => Some((*l.by_sym.get(s)?, Vec::new())),
+                ExprKind::Field { base, field, .. } => {
+                    let (o, mut path) = reference(l, program, base)?;
+                    path.push(*field);
+                    Some((o, path))
+                }
+                ExprKind::Index { base, .. }
+                    if matches!(program.resolve(&base.ty.ty), Type::Array { .. }) =>
+                {
+                    reference(l, program, base)
+                }
+                _ => None,
+            }
+        }
+        match &e.kind {
+            ExprKind::Var(_) if matches!(program.resolve(&e.ty.ty), Type::Array { .. }) => {
+                reference(self, program, e)
+            }
+            ExprKind::AddrOf(r) => reference(self, program, r),
+            ExprKind::Cast { arg, .. } => self.address_of(program, arg),
+            ExprKind::Binary { lhs, .. } => self.address_of(program, lhs),
+            _ => None,
+        }
+    }
+
+    /// `ptr/global-init`: the place a global pointer zone designates by its
+    /// initialiser, if it has an address one.
+    pub fn initial_target(&self, z: Zone) -> Option<&(Obj, Vec<usize>)> {
+        self.initial.get(&z)
     }
 
     fn add_targets(&mut self, program: &Program, proc: Option<ProcId>, obj: Obj, depth: usize) {

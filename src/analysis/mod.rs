@@ -795,6 +795,12 @@ impl<'a> Analysis<'a> {
                 if result_zones.contains(&w) {
                     return true;
                 }
+                // A pointer the callee sets (`g = a2`) needs its adjoint
+                // pointer set along, which only `P_fwd` does: the original
+                // run by a checkpoint would leave it behind.
+                if self.locs.zone(w).pointer {
+                    return false;
+                }
                 match self.locs.object(self.locs.zone(w).obj).kind {
                     ObjKind::Var(v) => {
                         let sym = self.program.sym(v);

@@ -240,6 +240,28 @@ fn adjoint_pass(
     super::tangent::refuse_global_address_calls(a, &diff_procs, true)?;
     refuse_split_calls_reading_their_writes(a, &diff_procs)?;
     super::tangent::refuse_untracked_pointers(a, &diff, &diff_procs, false)?;
+    // `tangent/call-sets-global`, adjoint side: a head's `P_b` undoes, at
+    // the end of its backward sweep, what its forward sweep allocated or
+    // moved; a global pointer one head sets for another (`setup`, then
+    // `f`, then `teardown`) would be left behind.
+    if a.heads.len() > 1 {
+        for h in &a.heads {
+            if let Some(&g) = diff.sets_globals.get(&h.proc) {
+                return Err(Diagnostic::error(
+                    program.proc(h.proc).span,
+                    format!(
+                        "head '{}' sets or frees global pointer '{}' for the other heads; its \
+                         adjoint undoes that before it returns, so aioli's adjoint does not \
+                         support global pointers set by one head and used by another \
+                         (differentiate the heads one at a time, or pass the pointer as an \
+                         argument)",
+                        program.proc(h.proc).name,
+                        program.sym(g).name
+                    ),
+                ));
+            }
+        }
+    }
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
     let mut runtime = HashMap::new();
@@ -3609,6 +3631,16 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .collect();
         super::specialize::call_originals(&mut self.out, &generated);
         let needed = super::reached_from(&self.out, generated.iter().copied());
+        // `ptr/global-init`: an adjoint global pointer starts at the adjoint
+        // of the global its original is initialised with.
+        let pointers: Vec<SymId> = self.bsyms.keys().copied().collect();
+        for p in pointers {
+            if let Some(root) = super::global_init_root(program, p)
+                && self.diff.syms.contains(&root)
+            {
+                let _ = self.bsym(root);
+            }
+        }
         let bglobals: Vec<(SymId, SymId)> = {
             let mut v: Vec<(SymId, SymId)> = self
                 .bsyms
@@ -3755,13 +3787,17 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .position(|i| matches!(i.kind, ItemKind::Function(_) | ItemKind::Prototype(_)))
             .unwrap_or(items.len());
         let mut gitems = Vec::new();
-        for (s, b) in bglobals {
+        let adjoint_of: HashMap<SymId, SymId> = bglobals.iter().copied().collect();
+        for &(s, b) in &bglobals {
             let sym = &self.out.symbols[b.index()];
+            let init = super::derivative_pointer_init(program, &self.out, s, &|g| {
+                adjoint_of.get(&g).copied()
+            });
             gitems.push(Item {
                 kind: ItemKind::Globals {
                     base: leaf_type(&sym.ty),
                     storage: Storage::Auto,
-                    vars: vec![Declarator { sym: b, init: None }],
+                    vars: vec![Declarator { sym: b, init }],
                 },
                 span: program.sym(s).span,
                 comments: Default::default(),

@@ -234,3 +234,83 @@ pub(crate) fn mention_uncalled_header_statics(
         }
     }
 }
+
+/// `ptr/global-init`: the initialiser of a derivative global pointer,
+/// designating the derivative of what the original's initialiser
+/// designates (`double *wd = wkd;` for `double *w = wk;`, `&accd` for
+/// `&acc`, `&matd[2]` for `&mat[2]`), when that is a global with a
+/// derivative reached without a struct member; `None` otherwise (the
+/// derivative pointer then starts null).
+pub(crate) fn derivative_pointer_init(
+    program: &crate::il::Program,
+    out: &crate::il::Program,
+    original: crate::il::SymId,
+    derivative_of: &dyn Fn(crate::il::SymId) -> Option<crate::il::SymId>,
+) -> Option<crate::il::Init> {
+    use crate::il::{ExprKind, Init, ItemKind};
+    fn subst(
+        e: &crate::il::Expr,
+        out: &crate::il::Program,
+        derivative_of: &dyn Fn(crate::il::SymId) -> Option<crate::il::SymId>,
+    ) -> Option<crate::il::Expr> {
+        let mut d = e.clone();
+        match &mut d.kind {
+            ExprKind::Var(s) => {
+                let ds = derivative_of(*s)?;
+                *s = ds;
+                d.ty = out.sym(ds).ty.clone();
+            }
+            ExprKind::AddrOf(r) => **r = subst(r, out, derivative_of)?,
+            ExprKind::Index { base, .. } => **base = subst(base, out, derivative_of)?,
+            ExprKind::Cast { arg, .. } => **arg = subst(arg, out, derivative_of)?,
+            ExprKind::Binary { lhs, .. } => **lhs = subst(lhs, out, derivative_of)?,
+            _ => return None,
+        }
+        Some(d)
+    }
+    if !matches!(
+        program.resolve(&program.sym(original).ty.ty),
+        crate::il::Type::Pointer(_)
+    ) {
+        return None;
+    }
+    let init = program.items.iter().find_map(|item| match &item.kind {
+        ItemKind::Globals { vars, .. } => vars
+            .iter()
+            .find(|v| v.sym == original)
+            .and_then(|v| v.init.as_ref()),
+        _ => None,
+    })?;
+    let Init::Expr(e) = init else { return None };
+    subst(e, out, derivative_of).map(Init::Expr)
+}
+
+/// `ptr/global-init`: the global whose address (or elements) a global
+/// pointer is initialised with (`wk` for `double *w = wk;`).
+pub(crate) fn global_init_root(
+    program: &crate::il::Program,
+    pointer: crate::il::SymId,
+) -> Option<crate::il::SymId> {
+    use crate::il::{ExprKind, Init, ItemKind};
+    let init = program.items.iter().find_map(|item| match &item.kind {
+        ItemKind::Globals { vars, .. } => vars
+            .iter()
+            .find(|v| v.sym == pointer)
+            .and_then(|v| v.init.as_ref()),
+        _ => None,
+    })?;
+    let Init::Expr(e) = init else { return None };
+    let mut e: &crate::il::Expr = e;
+    loop {
+        e = match &e.kind {
+            ExprKind::Var(s) => {
+                return (program.sym(*s).kind == crate::il::SymKind::Global).then_some(*s);
+            }
+            ExprKind::AddrOf(r) => r,
+            ExprKind::Index { base, .. } => base,
+            ExprKind::Cast { arg, .. } => arg,
+            ExprKind::Binary { lhs, .. } => lhs,
+            _ => return None,
+        };
+    }
+}

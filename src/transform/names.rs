@@ -25,6 +25,17 @@ pub struct DiffSets {
     /// through a pointer formal (`free_vector(v)`), so their derivative
     /// frees the derivative memory too.
     pub frees: HashSet<ProcId>,
+    /// `tangent/call-sets-global`: procedures that store an address into a
+    /// global pointer with a derivative pointer (`work = malloc(...)` in a
+    /// `setup` routine) or free it, or call one that does, so their
+    /// derivative sets or frees the derivative pointer along.
+    /// With the global pointer (the first found).
+    pub sets_globals: HashMap<ProcId, SymId>,
+    /// `tangent/call-stores-pointer`: procedures given, through a pointer
+    /// formal, memory with a derivative where they store an address
+    /// (`vec_init(&v, n)` setting `v->data = malloc(...)`), so their
+    /// derivative stores the derivative address alongside.
+    pub stores_pointers: HashSet<ProcId>,
 }
 
 impl DiffSets {
@@ -110,7 +121,13 @@ impl DiffSets {
         // Pointers that designate diff memory, and what their values come
         // from, need derivatives too: iterate over pointer assignments.
         loop {
-            let before = (d.syms.len(), d.results.len(), d.frees.len());
+            let before = (
+                d.syms.len(),
+                d.results.len(),
+                d.frees.len(),
+                d.sets_globals.len(),
+                d.stores_pointers.len(),
+            );
             for &p in procs {
                 let Some(body) = &program.proc(p).body else {
                     continue;
@@ -190,6 +207,45 @@ impl DiffSets {
                             }
                         }
                     }
+                    // `tangent/call-stores-pointer`: memory with a
+                    // derivative given to a procedure that stores an
+                    // address there (`vec_init(&v, n)`).
+                    if let StmtKind::Call { callee, args, .. } = &s.kind {
+                        for (k, (&formal, arg)) in
+                            program.proc(*callee).params.iter().zip(args).enumerate()
+                        {
+                            if is_pointer(program, &arg.ty)
+                                && d.is_diff_ref(program, arg)
+                                && super::tangent::writes_through_formal(a, *callee, k)
+                                    .is_some_and(|w| w.iter().any(|&z| a.locs.zone(z).pointer))
+                            {
+                                d.syms.insert(formal);
+                                d.stores_pointers.insert(*callee);
+                            }
+                        }
+                    }
+                    // `tangent/call-sets-global`: a global pointer with a
+                    // derivative pointer set here, or by a callee that does.
+                    let sets = match &s.kind {
+                        StmtKind::Assign { lhs, .. } => Some(lhs),
+                        StmtKind::Alloc { target, .. } => Some(target),
+                        StmtKind::Call { result, .. } => result.as_ref(),
+                        StmtKind::Free { ptr } => Some(ptr),
+                        _ => None,
+                    };
+                    // (A global pointer, or one held in a global array or
+                    // struct: `rows[0] = &mat[0]`, `F.u = ustore`.)
+                    let set_global = sets.and_then(|e| {
+                        let root = global_root(program, e)?;
+                        (is_pointer(program, &e.ty) && d.is_diff_ref(program, e)).then_some(root)
+                    });
+                    let set_by_callee = match &s.kind {
+                        StmtKind::Call { callee, .. } => d.sets_globals.get(callee).copied(),
+                        _ => None,
+                    };
+                    if let Some(g) = set_global.or(set_by_callee) {
+                        d.sets_globals.entry(p).or_insert(g);
+                    }
                     match &s.kind {
                         // (Not a member without a derivative: `a.rowp =
                         // rowp`, an `int *` beside an active `a.val`.)
@@ -239,7 +295,14 @@ impl DiffSets {
                     }
                 });
             }
-            if (d.syms.len(), d.results.len(), d.frees.len()) == before {
+            if (
+                d.syms.len(),
+                d.results.len(),
+                d.frees.len(),
+                d.sets_globals.len(),
+                d.stores_pointers.len(),
+            ) == before
+            {
                 break;
             }
         }
@@ -255,6 +318,23 @@ impl DiffSets {
                 && program.proc(*callee).body.is_some()
                 && self.results.contains(callee)
                 && self.is_diff_ref(program, r))
+    }
+
+    /// `tangent/call-sets-global`: a call of a procedure that sets a global
+    /// pointer with a derivative pointer: `P_d` sets both.
+    pub fn sets_global_derivative(&self, s: &crate::il::Stmt) -> bool {
+        matches!(&s.kind, StmtKind::Call { callee, .. } if self.sets_globals.contains_key(callee))
+    }
+
+    /// `tangent/call-stores-pointer`: a call giving memory with a
+    /// derivative to a procedure that stores an address there: `P_d`
+    /// stores the derivative address too.
+    pub fn stores_derivative_pointer(&self, program: &Program, s: &crate::il::Stmt) -> bool {
+        matches!(&s.kind, StmtKind::Call { callee, args, .. }
+        if self.stores_pointers.contains(callee)
+            && program.proc(*callee).params.iter().zip(args).any(|(formal, arg)| {
+                self.syms.contains(formal) && self.is_diff_ref(program, arg)
+            }))
     }
 
     /// `tangent/call-frees`: a call giving a pointer with a derivative
@@ -1147,4 +1227,25 @@ pub(crate) fn may_free(program: &Program, proc: ProcId, visiting: &mut Vec<ProcI
     });
     visiting.pop();
     found
+}
+
+/// The global variable a reference designates memory of without going
+/// through a pointer (`g`, `rows[i]`, `F.u`), if any.
+fn global_root(program: &Program, e: &Expr) -> Option<SymId> {
+    direct_root(program, e).filter(|&v| program.sym(v).kind == crate::il::SymKind::Global)
+}
+
+/// The variable a reference designates memory of without going through a
+/// pointer (`g`, `rows[i]`, `F.u`; not `*p`, `p[i]`, `p->f`).
+pub(crate) fn direct_root(program: &Program, e: &Expr) -> Option<SymId> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Field { base, .. } => direct_root(program, base),
+        ExprKind::Index { base, .. }
+            if matches!(program.resolve(&base.ty.ty), crate::il::Type::Array { .. }) =>
+        {
+            direct_root(program, base)
+        }
+        _ => None,
+    }
 }

@@ -468,7 +468,17 @@ pub(crate) fn refuse_untracked_pointers(
                 // the derivative member alike (`tangent/assign-pointer`).
                 // The adjoint's backward sweep would need the members'
                 // old values, which nothing here records for the caller.
+                // `tangent/call-stores-pointer`: the tangent differentiates
+                // the helper, which stores the derivative address along.
+                let differentiated = allow_advances
+                    && diff.stores_pointers.contains(&callee)
+                    && program
+                        .proc(callee)
+                        .params
+                        .get(k)
+                        .is_some_and(|f| diff.syms.contains(f));
                 if writes
+                    && !differentiated
                     && !(allow_advances && stores_pointer && only_advances(program, callee, k))
                 {
                     found = Some(Diagnostic::error(
@@ -490,53 +500,107 @@ pub(crate) fn refuse_untracked_pointers(
             return Err(d);
         }
     }
-    // Global pointers: which procedures reached set them, which read
-    // through them.
-    let mut setters: HashMap<SymId, ProcId> = HashMap::new();
-    let mut readers: Vec<(SymId, ProcId, crate::front::source::Span)> = Vec::new();
+    // `tangent/call-sets-global`, refused: a global pointer set only when
+    // state that outlives a call says so (`if (!work) work = malloc(...)`,
+    // `if (n > cap)`): the original and derivative procedures share that
+    // state, so after a call of the original the derivative pointer would
+    // never be set.
+    let mut state: HashSet<SymId> = HashSet::new();
     for &p in &a.order {
+        if let Some(body) = &program.proc(p).body {
+            crate::il::visit_stmts(&body.stmts, &mut |st| {
+                let set = match &st.kind {
+                    StmtKind::Assign { lhs, .. } => Some(lhs),
+                    StmtKind::Alloc { target, .. } => Some(target),
+                    StmtKind::Call { result, .. } => result.as_ref(),
+                    _ => None,
+                };
+                if let Some(e) = set
+                    && let Some(root) = super::names::direct_root(program, e)
+                    && (program.sym(root).kind == SymKind::Global
+                        || program.sym(root).storage == crate::il::Storage::Static)
+                {
+                    state.insert(root);
+                }
+            });
+        }
+    }
+    for &p in diff_procs {
         let Some(body) = &program.proc(p).body else {
             continue;
         };
-        crate::il::visit_stmts(&body.stmts, &mut |st| {
-            if let StmtKind::Assign { lhs, .. } = &st.kind
-                && let ExprKind::Var(v) = &lhs.kind
-            {
-                setters.entry(*v).or_insert(p);
-            }
-            for e in super::names::stmt_exprs(st) {
-                crate::il::visit_expr(e, &mut |x| {
-                    let base = match &x.kind {
-                        ExprKind::Index { base, .. } => base,
-                        ExprKind::Deref(base) => base,
-                        _ => return,
-                    };
-                    if let ExprKind::Var(v) = &base.kind {
-                        readers.push((*v, p, x.span));
-                    }
-                });
-            }
-        });
-    }
-    for (g, reader, span) in readers {
-        let sym = program.sym(g);
-        if sym.kind != SymKind::Global || !pointer_to_real(&sym.ty) {
-            continue;
-        }
-        if let Some(&setter) = setters.get(&g)
-            && setter != reader
+        let sets_here = |st: &Stmt| -> Option<SymId> {
+            let set = match &st.kind {
+                StmtKind::Assign { lhs, .. } => Some(lhs),
+                StmtKind::Alloc { target, .. } => Some(target),
+                StmtKind::Call { result, .. } => result.as_ref(),
+                StmtKind::Free { ptr } => Some(ptr),
+                _ => None,
+            };
+            let direct = set.and_then(|e| {
+                let root = super::names::direct_root(program, e)?;
+                (program.sym(root).kind == SymKind::Global
+                    && is_pointer(program, &e.ty)
+                    && diff.is_diff_ref(program, e))
+                .then_some(root)
+            });
+            direct.or_else(|| match &st.kind {
+                StmtKind::Call { callee, .. } => diff.sets_globals.get(callee).copied(),
+                _ => None,
+            })
+        };
+        if let Some((span, g, reads)) =
+            state_guarded_set(&body.stmts, &state, &sets_here, &mut Vec::new())
         {
             return Err(Diagnostic::error(
                 span,
                 format!(
-                    "'{}' reads through global pointer '{}', which '{}' sets; aioli does not \
-                     follow addresses stored in globals from one procedure to another (pass \
-                     the pointer as an argument)",
-                    program.proc(reader).name,
-                    sym.name,
-                    program.proc(setter).name
+                    "global pointer '{}' is set or freed here only when '{}', which persists from \
+                     call to call, says so; the original procedures share that state, so after \
+                     a call of the original the derivative pointer of '{}' would not be set \
+                     (set it on every call, or keep the state with the derivative's caller)",
+                    program.sym(g).name,
+                    program.sym(reads).name,
+                    program.sym(g).name,
                 ),
             ));
+        }
+    }
+    // `tangent/call-sets-global`: a procedure setting a global pointer
+    // with a derivative pointer is differentiated, so its derivative sets
+    // that pointer too; where it is not (the adjoint runs a passive call's
+    // original), the derivative pointer would keep a stale address.
+    for &p in diff_procs {
+        let Some(body) = &program.proc(p).body else {
+            continue;
+        };
+        let mut found: Option<Diagnostic> = None;
+        crate::il::visit_stmts(&body.stmts, &mut |st| {
+            let StmtKind::Call { callee, .. } = &st.kind else {
+                return;
+            };
+            if found.is_some() || diff_procs.contains(callee) {
+                return;
+            }
+            if let Some(&g) = diff.sets_globals.get(callee) {
+                found = Some(Diagnostic::error(
+                    st.span,
+                    format!(
+                        "'{}' sets or frees global pointer '{}', and nothing it computes is \
+                         active, so its original runs here and the derivative pointer of '{}' \
+                         would not follow; set or free '{}' in '{}', or pass the pointer as an \
+                         argument",
+                        program.proc(*callee).name,
+                        program.sym(g).name,
+                        program.sym(g).name,
+                        program.sym(g).name,
+                        program.proc(p).name,
+                    ),
+                ));
+            }
+        });
+        if let Some(d) = found {
+            return Err(d);
         }
     }
     Ok(())
@@ -557,7 +621,11 @@ pub fn tangent_full(
         .iter()
         .copied()
         .filter(|&p| {
-            (a.is_diff_proc(p) || diff.results.contains(&p) || diff.frees.contains(&p))
+            (a.is_diff_proc(p)
+                || diff.results.contains(&p)
+                || diff.frees.contains(&p)
+                || diff.sets_globals.contains_key(&p)
+                || diff.stores_pointers.contains(&p))
                 && program.proc(p).body.is_some()
         })
         .collect();
@@ -570,6 +638,8 @@ pub fn tangent_full(
         !a.is_active_call(p, s.id)
             && !diff.sets_derivative_pointer(program, s)
             && !diff.frees_derivative(program, s)
+            && !diff.sets_global_derivative(s)
+            && !diff.stores_derivative_pointer(program, s)
     })?;
     let mut out = program.clone();
     let mut namer = Namer::of(program);
@@ -679,6 +749,16 @@ pub fn tangent_full(
         let span = program.proc(p).span;
         engine::apply(rules, &mut host, "proc", &Val::Proc(p))
             .map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
+    }
+    // `ptr/global-init`: a derivative global pointer starts at the
+    // derivative of the global its original is initialised with.
+    let pointers: Vec<SymId> = host.dsyms.keys().copied().collect();
+    for p in pointers {
+        if let Some(root) = super::global_init_root(program, p)
+            && host.diff.syms.contains(&root)
+        {
+            host.dsym(root);
+        }
     }
     let trace = std::mem::take(&mut host.trace);
     let mut info = std::mem::take(&mut host.info);
@@ -1861,7 +1941,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     let mut dvars = Vec::new();
                     for v in vars {
                         if let Some(&d) = dglobals.get(&v.sym) {
-                            dvars.push(Declarator { sym: d, init: None });
+                            let init =
+                                super::derivative_pointer_init(program, &self.out, v.sym, &|s| {
+                                    dglobals.get(&s).copied()
+                                });
+                            dvars.push(Declarator { sym: d, init });
                             declared_dglobals.insert(d);
                         }
                     }
@@ -2393,6 +2477,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 self.a.is_active_call(self.proc, s.id)
                     || self.sets_derivative_pointer(s)
                     || self.diff.frees_derivative(&self.out, s)
+                    || self.diff.sets_global_derivative(s)
+                    || self.diff.stores_derivative_pointer(&self.out, s)
             }),
             "isActiveExpr" => {
                 let e = self.expr_of(subject)?;
@@ -4131,4 +4217,57 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             i + 1
         ))
     }
+}
+
+/// The first statement setting a global pointer (`sets`) under a test
+/// reading persistent state, with that state's variable.
+fn state_guarded_set(
+    stmts: &[Stmt],
+    state: &HashSet<SymId>,
+    sets: &dyn Fn(&Stmt) -> Option<SymId>,
+    tests: &mut Vec<SymId>,
+) -> Option<(crate::front::source::Span, SymId, SymId)> {
+    for st in stmts {
+        if let Some(g) = sets(st)
+            && let Some(&reads) = tests.first()
+        {
+            return Some((st.span, g, reads));
+        }
+        let mut nested = |cond: Option<&Expr>, blocks: Vec<&[Stmt]>| {
+            let before = tests.len();
+            if let Some(c) = cond {
+                crate::il::visit_expr(c, &mut |x| {
+                    if let ExprKind::Var(v) = &x.kind
+                        && state.contains(v)
+                    {
+                        tests.push(*v);
+                    }
+                });
+            }
+            let found = blocks
+                .into_iter()
+                .find_map(|b| state_guarded_set(b, state, sets, tests));
+            tests.truncate(before);
+            found
+        };
+        let found = match &st.kind {
+            StmtKind::If { cond, then, other } => nested(
+                Some(cond),
+                std::iter::once(then.stmts.as_slice())
+                    .chain(other.as_ref().map(|o| o.stmts.as_slice()))
+                    .collect(),
+            ),
+            StmtKind::Switch { selector, cases } => nested(
+                Some(selector),
+                cases.iter().map(|c| c.body.as_slice()).collect(),
+            ),
+            StmtKind::Loop { body, .. } => nested(None, vec![body.stmts.as_slice()]),
+            StmtKind::Block(b) => nested(None, vec![b.stmts.as_slice()]),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
 }
