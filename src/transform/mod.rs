@@ -247,7 +247,7 @@ pub(crate) fn derivative_pointer_init(
     original: crate::il::SymId,
     derivative_of: &dyn Fn(crate::il::SymId) -> Option<crate::il::SymId>,
 ) -> Option<crate::il::Init> {
-    use crate::il::{ExprKind, Init, ItemKind};
+    use crate::il::{ExprKind, Init};
     fn subst(
         e: &crate::il::Expr,
         out: &crate::il::Program,
@@ -274,14 +274,9 @@ pub(crate) fn derivative_pointer_init(
     ) {
         return None;
     }
-    let init = program.items.iter().find_map(|item| match &item.kind {
-        ItemKind::Globals { vars, .. } => vars
-            .iter()
-            .find(|v| v.sym == original)
-            .and_then(|v| v.init.as_ref()),
-        _ => None,
-    })?;
-    let Init::Expr(e) = init else { return None };
+    let Init::Expr(e) = global_initializer(program, original)? else {
+        return None;
+    };
     subst(e, out, derivative_of).map(Init::Expr)
 }
 
@@ -291,15 +286,10 @@ pub(crate) fn global_init_root(
     program: &crate::il::Program,
     pointer: crate::il::SymId,
 ) -> Option<crate::il::SymId> {
-    use crate::il::{ExprKind, Init, ItemKind};
-    let init = program.items.iter().find_map(|item| match &item.kind {
-        ItemKind::Globals { vars, .. } => vars
-            .iter()
-            .find(|v| v.sym == pointer)
-            .and_then(|v| v.init.as_ref()),
-        _ => None,
-    })?;
-    let Init::Expr(e) = init else { return None };
+    use crate::il::{ExprKind, Init};
+    let Init::Expr(e) = global_initializer(program, pointer)? else {
+        return None;
+    };
     let mut e: &crate::il::Expr = e;
     loop {
         e = match &e.kind {
@@ -313,4 +303,18 @@ pub(crate) fn global_init_root(
             _ => return None,
         };
     }
+}
+
+/// The initialiser of a global variable's definition, if any.
+fn global_initializer(
+    program: &crate::il::Program,
+    global: crate::il::SymId,
+) -> Option<&crate::il::Init> {
+    program.items.iter().find_map(|item| match &item.kind {
+        crate::il::ItemKind::Globals { vars, .. } => vars
+            .iter()
+            .find(|v| v.sym == global)
+            .and_then(|v| v.init.as_ref()),
+        _ => None,
+    })
 }

@@ -226,13 +226,7 @@ impl DiffSets {
                     }
                     // `tangent/call-sets-global`: a global pointer with a
                     // derivative pointer set here, or by a callee that does.
-                    let sets = match &s.kind {
-                        StmtKind::Assign { lhs, .. } => Some(lhs),
-                        StmtKind::Alloc { target, .. } => Some(target),
-                        StmtKind::Call { result, .. } => result.as_ref(),
-                        StmtKind::Free { ptr } => Some(ptr),
-                        _ => None,
-                    };
+                    let sets = stored_or_freed(s);
                     // (A global pointer, or one held in a global array or
                     // struct: `rows[0] = &mat[0]`, `F.u = ustore`.)
                     let set_global = sets.and_then(|e| {
@@ -1246,6 +1240,18 @@ pub(crate) fn direct_root(program: &Program, e: &Expr) -> Option<SymId> {
         {
             direct_root(program, base)
         }
+        _ => None,
+    }
+}
+
+/// The reference a statement stores into (`r = …`, `r = malloc(…)`,
+/// `r = f(…)`) or frees (`free(r)`).
+pub(crate) fn stored_or_freed(s: &crate::il::Stmt) -> Option<&Expr> {
+    match &s.kind {
+        StmtKind::Assign { lhs, .. } => Some(lhs),
+        StmtKind::Alloc { target, .. } => Some(target),
+        StmtKind::Call { result, .. } => result.as_ref(),
+        StmtKind::Free { ptr } => Some(ptr),
         _ => None,
     }
 }

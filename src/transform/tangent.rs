@@ -509,12 +509,9 @@ pub(crate) fn refuse_untracked_pointers(
     for &p in &a.order {
         if let Some(body) = &program.proc(p).body {
             crate::il::visit_stmts(&body.stmts, &mut |st| {
-                let set = match &st.kind {
-                    StmtKind::Assign { lhs, .. } => Some(lhs),
-                    StmtKind::Alloc { target, .. } => Some(target),
-                    StmtKind::Call { result, .. } => result.as_ref(),
-                    _ => None,
-                };
+                // (A `free` changes no variable's value.)
+                let set = super::names::stored_or_freed(st)
+                    .filter(|_| !matches!(st.kind, StmtKind::Free { .. }));
                 if let Some(e) = set
                     && let Some(root) = super::names::direct_root(program, e)
                     && (program.sym(root).kind == SymKind::Global
@@ -525,19 +522,36 @@ pub(crate) fn refuse_untracked_pointers(
             });
         }
     }
+    // A variable the head assigns first thing, before any control or call
+    // (`cap = 2;`), does not outlive a call.
+    for h in &a.heads {
+        let top: HashSet<SymId> = program
+            .proc(h.proc)
+            .body
+            .iter()
+            .flat_map(|b| b.stmts.iter())
+            .take_while(|st| {
+                matches!(
+                    st.kind,
+                    StmtKind::Assign { .. } | StmtKind::Decl { .. } | StmtKind::Empty
+                )
+            })
+            .filter_map(|st| match &st.kind {
+                StmtKind::Assign { lhs, .. } => match &lhs.kind {
+                    ExprKind::Var(v) => Some(*v),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        state.retain(|v| !top.contains(v) || a.heads.iter().any(|o| o.proc != h.proc));
+    }
     for &p in diff_procs {
         let Some(body) = &program.proc(p).body else {
             continue;
         };
         let sets_here = |st: &Stmt| -> Option<SymId> {
-            let set = match &st.kind {
-                StmtKind::Assign { lhs, .. } => Some(lhs),
-                StmtKind::Alloc { target, .. } => Some(target),
-                StmtKind::Call { result, .. } => result.as_ref(),
-                StmtKind::Free { ptr } => Some(ptr),
-                _ => None,
-            };
-            let direct = set.and_then(|e| {
+            let direct = super::names::stored_or_freed(st).and_then(|e| {
                 let root = super::names::direct_root(program, e)?;
                 (program.sym(root).kind == SymKind::Global
                     && is_pointer(program, &e.ty)
