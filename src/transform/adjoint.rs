@@ -199,7 +199,8 @@ fn adjoint_pass(
         .iter()
         .copied()
         .filter(|&p| {
-            (a.is_diff_proc(p) || diff.results.contains(&p)) && program.proc(p).body.is_some()
+            (a.is_diff_proc(p) || diff.results.contains(&p) || diff.sets_globals.contains_key(&p))
+                && program.proc(p).body.is_some()
         })
         .collect();
     // Copies last, so the user's procedure gets the plain derivative name.
@@ -318,6 +319,12 @@ fn adjoint_pass(
             // `adjoint/pointer-result`: only `P_fwd` gives the adjoint
             // pointer, so such a call is split.
             if diff.sets_derivative_pointer(program, stmt) {
+                split_called.insert(callee);
+                continue;
+            }
+            // `tangent/call-sets-global`: only `P_fwd` sets the adjoint
+            // pointer along, so such a call is split.
+            if diff.sets_global_derivative(stmt) {
                 split_called.insert(callee);
                 continue;
             }
@@ -1671,7 +1678,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 Vec::new()
             }),
             StmtKind::Call { result, callee, .. } => {
-                let active_split = self.a.is_active_call(self.proc, s.id)
+                // (A call setting pointers along is split though passive:
+                // `P_fwd` saves what it overwrites, as an active one does.)
+                let active_split = (self.a.is_active_call(self.proc, s.id)
+                    || self.diff.sets_global_derivative(s))
                     && self.program.proc(*callee).body.is_some()
                     && !self.is_joint_call(s);
                 self.call_saves(s.id, result.as_ref(), *callee, !active_split)
@@ -4514,9 +4524,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             "isActiveCall" => self.stmt().is_some_and(|s| {
                 self.a.is_active_call(self.proc, s.id)
                     || self.diff.sets_derivative_pointer(self.program, s)
+                    || self.diff.sets_global_derivative(s)
             }),
             "isJoint" => self.stmt().is_some_and(|s| {
-                self.is_joint_call(s) && !self.diff.sets_derivative_pointer(self.program, s)
+                self.is_joint_call(s)
+                    && !self.diff.sets_derivative_pointer(self.program, s)
+                    && !self.diff.sets_global_derivative(s)
             }),
             "setsAdjointPointer" => self
                 .stmt()

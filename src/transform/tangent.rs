@@ -580,43 +580,6 @@ pub(crate) fn refuse_untracked_pointers(
             ));
         }
     }
-    // `tangent/call-sets-global`: a procedure setting a global pointer
-    // with a derivative pointer is differentiated, so its derivative sets
-    // that pointer too; where it is not (the adjoint runs a passive call's
-    // original), the derivative pointer would keep a stale address.
-    for &p in diff_procs {
-        let Some(body) = &program.proc(p).body else {
-            continue;
-        };
-        let mut found: Option<Diagnostic> = None;
-        crate::il::visit_stmts(&body.stmts, &mut |st| {
-            let StmtKind::Call { callee, .. } = &st.kind else {
-                return;
-            };
-            if found.is_some() || diff_procs.contains(callee) {
-                return;
-            }
-            if let Some(&g) = diff.sets_globals.get(callee) {
-                found = Some(Diagnostic::error(
-                    st.span,
-                    format!(
-                        "'{}' sets or frees global pointer '{}', and nothing it computes is \
-                         active, so its original runs here and the derivative pointer of '{}' \
-                         would not follow; set or free '{}' in '{}', or pass the pointer as an \
-                         argument",
-                        program.proc(*callee).name,
-                        program.sym(g).name,
-                        program.sym(g).name,
-                        program.sym(g).name,
-                        program.proc(p).name,
-                    ),
-                ));
-            }
-        });
-        if let Some(d) = found {
-            return Err(d);
-        }
-    }
     Ok(())
 }
 
@@ -3870,9 +3833,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
 }
 
 impl<'x, 'a> TangentHost<'x, 'a> {
-    /// `tangent/reset-merge`: `vd = 0.0;` right after `double vd = 0.0,
-    /// v = ...;` (other such resets between them only) stores what `vd`
-    /// already holds.
+    /// `tangent/reset-merge`: `vd = 0.0;` after `double vd = 0.0, v =
+    /// ...;`, or `rd.acc = 0.0;` after `rd.acc = 0.0; r.acc = 0.0;`, stores
+    /// what that memory already holds (nothing between can write it).
     fn drop_resets_after_zero_decls(&self, stmts: &mut Vec<Stmt>) {
         crate::il::rewrite_stmt_lists(stmts, &mut |list| self.drop_resets_in(list));
     }
@@ -3880,21 +3843,22 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     fn drop_resets_in(&self, stmts: &mut Vec<Stmt>) {
         let is_zero =
             |e: &Expr| matches!(e.kind, ExprKind::RealConst { value, .. } if value == 0.0);
+        // `vd = 0.0;`, `rd.acc = 0.0;`, `ud[1] = 0.0;` on a derivative
+        // variable: the reset and the memory it zeroes (root, path).
         let reset_of = |st: &Stmt| match &st.kind {
-            StmtKind::Assign { lhs, rhs, .. } if is_zero(rhs) => match lhs.kind {
-                ExprKind::Var(d) if self.primal_syms.contains_key(&d) => Some(d),
-                _ => None,
-            },
+            StmtKind::Assign { lhs, rhs, .. } if is_zero(rhs) => {
+                reset_key(&self.out, lhs).filter(|(d, _)| self.primal_syms.contains_key(d))
+            }
             _ => None,
         };
-        let mut zeroed: HashSet<SymId> = HashSet::new();
+        let mut zeroed: HashSet<(SymId, String)> = HashSet::new();
         // A dropped reset's comments (the user's, moved to the first
         // statement their statement became) go to the next statement kept.
         let mut orphaned: Vec<String> = Vec::new();
         stmts.retain_mut(|st| {
             let reset = reset_of(st);
-            if let Some(d) = reset
-                && zeroed.contains(&d)
+            if let Some(k) = &reset
+                && (zeroed.contains(k) || zeroed.contains(&(k.0, String::new())))
             {
                 orphaned.append(&mut st.comments.leading);
                 return false;
@@ -3902,22 +3866,31 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             if !orphaned.is_empty() {
                 prepend_comments(st, std::mem::take(&mut orphaned));
             }
-            if reset.is_some() {
+            if let Some(k) = reset {
+                zeroed.retain(|(root, _)| *root != k.0);
+                zeroed.insert(k);
                 return true;
             }
-            // A declaration writes only the variables it declares: a reset
-            // after further declarations still follows the zeroing one.
-            if !matches!(st.kind, StmtKind::Decl { .. }) {
-                zeroed.clear();
-            }
-            if let StmtKind::Decl { vars, .. } = &st.kind {
-                for v in vars {
-                    if let Some(Init::Expr(e)) = &v.init
-                        && is_zero(e)
-                    {
-                        zeroed.insert(v.sym);
+            match &st.kind {
+                // A declaration writes only the variables it declares: a
+                // reset after further declarations still follows the
+                // zeroing one.
+                StmtKind::Decl { vars, .. } => {
+                    for v in vars {
+                        if let Some(Init::Expr(e)) = &v.init
+                            && is_zero(e)
+                        {
+                            zeroed.insert((v.sym, String::new()));
+                        }
                     }
                 }
+                // An assignment to a variable's own memory (not through a
+                // pointer) changes that variable only.
+                StmtKind::Assign { lhs, .. } => match direct_root_of(&self.out, lhs) {
+                    Some(root) => zeroed.retain(|(r, _)| *r != root),
+                    None => zeroed.clear(),
+                },
+                _ => zeroed.clear(),
             }
             true
         });
@@ -4284,4 +4257,42 @@ fn state_guarded_set(
         }
     }
     None
+}
+
+/// The variable whose own memory `e` designates (`v`, `v.f`, `a[i]` of an
+/// array `a`), not through a pointer.
+fn direct_root_of(program: &Program, e: &Expr) -> Option<SymId> {
+    match &e.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Field { base, .. } => direct_root_of(program, base),
+        ExprKind::Index { base, .. }
+            if matches!(program.resolve(&base.ty.ty), Type::Array { .. }) =>
+        {
+            direct_root_of(program, base)
+        }
+        _ => None,
+    }
+}
+
+/// A reference to fixed memory of a variable (`v`, `v.f`, `a[1]`), as
+/// the variable and a key of the path; `None` for an index that varies or
+/// a path through a pointer.
+fn reset_key(program: &Program, e: &Expr) -> Option<(SymId, String)> {
+    match &e.kind {
+        ExprKind::Var(v) => Some((*v, String::new())),
+        ExprKind::Field { base, field, .. } => {
+            let (root, path) = reset_key(program, base)?;
+            Some((root, format!("{path}.{field}")))
+        }
+        ExprKind::Index { base, index }
+            if matches!(program.resolve(&base.ty.ty), Type::Array { .. }) =>
+        {
+            let ExprKind::IntConst { value, .. } = &index.kind else {
+                return None;
+            };
+            let (root, path) = reset_key(program, base)?;
+            Some((root, format!("{path}[{value}]")))
+        }
+        _ => None,
+    }
 }
