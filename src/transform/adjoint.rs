@@ -199,7 +199,10 @@ fn adjoint_pass(
         .iter()
         .copied()
         .filter(|&p| {
-            (a.is_diff_proc(p) || diff.results.contains(&p) || diff.sets_globals.contains_key(&p))
+            (a.is_diff_proc(p)
+                || diff.results.contains(&p)
+                || diff.sets_globals.contains_key(&p)
+                || diff.stores_pointers.contains(&p))
                 && program.proc(p).body.is_some()
         })
         .collect();
@@ -322,9 +325,10 @@ fn adjoint_pass(
                 split_called.insert(callee);
                 continue;
             }
-            // `tangent/call-sets-global`: only `P_fwd` sets the adjoint
-            // pointer along, so such a call is split.
-            if diff.sets_global_derivative(stmt) {
+            // `tangent/call-sets-global`, `tangent/call-stores-pointer`:
+            // only `P_fwd` sets the adjoint pointers along, so such a call
+            // is split.
+            if diff.sets_global_derivative(stmt) || diff.stores_derivative_pointer(program, stmt) {
                 split_called.insert(callee);
                 continue;
             }
@@ -1681,7 +1685,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 // (A call setting pointers along is split though passive:
                 // `P_fwd` saves what it overwrites, as an active one does.)
                 let active_split = (self.a.is_active_call(self.proc, s.id)
-                    || self.diff.sets_global_derivative(s))
+                    || self.diff.sets_global_derivative(s)
+                    || self.diff.stores_derivative_pointer(self.program, s))
                     && self.program.proc(*callee).body.is_some()
                     && !self.is_joint_call(s);
                 self.call_saves(s.id, result.as_ref(), *callee, !active_split)
@@ -2571,7 +2576,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             // A pointer member or element whose target is diff (`a.v = buf`,
             // `rows[0] = a`), or a struct whose only diff part is such a
             // member's target.
-            ExprKind::Field { .. } | ExprKind::Index { .. } if is_pointer(self.program, &e.ty) => {
+            ExprKind::Field { .. } | ExprKind::Index { .. } | ExprKind::Deref(_)
+                if is_pointer(self.program, &e.ty) =>
+            {
                 self.a.is_diff(self.proc, e) || self.diff.is_diff_ref(self.program, e)
             }
             ExprKind::Var(_) | ExprKind::Index { .. } | ExprKind::Field { .. }
@@ -4525,11 +4532,13 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 self.a.is_active_call(self.proc, s.id)
                     || self.diff.sets_derivative_pointer(self.program, s)
                     || self.diff.sets_global_derivative(s)
+                    || self.diff.stores_derivative_pointer(self.program, s)
             }),
             "isJoint" => self.stmt().is_some_and(|s| {
                 self.is_joint_call(s)
                     && !self.diff.sets_derivative_pointer(self.program, s)
                     && !self.diff.sets_global_derivative(s)
+                    && !self.diff.stores_derivative_pointer(self.program, s)
             }),
             "setsAdjointPointer" => self
                 .stmt()

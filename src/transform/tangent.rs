@@ -407,11 +407,11 @@ fn only_advances(program: &Program, proc: ProcId, k: usize) -> bool {
 /// Pointers whose derivative pointers aioli cannot keep in step, refused
 /// in both modes (the derivative would read the wrong memory):
 /// - a call given `&p` for a pointer `p` that has a derivative pointer,
-///   where the callee may store a new address through it (`swap(&p, &q)`,
-///   `init(&buf)`): no derivative of the callee moves `pd` along;
-/// - a global pointer to reals set in one procedure and read through in
-///   another (`gp = x;` then `gp[0]` in a helper): the analyses do not
-///   follow addresses stored in globals across calls.
+///   where the callee may store a new address through it and is not
+///   differentiated for that (`tangent/call-stores-pointer`: a library
+///   function, or a formal without derivative);
+/// - a global pointer with a derivative pointer set only under a test of
+///   state that outlives a call (`if (!work) work = malloc(...)`).
 pub(crate) fn refuse_untracked_pointers(
     a: &Analysis<'_>,
     diff: &DiffSets,
@@ -468,10 +468,9 @@ pub(crate) fn refuse_untracked_pointers(
                 // the derivative member alike (`tangent/assign-pointer`).
                 // The adjoint's backward sweep would need the members'
                 // old values, which nothing here records for the caller.
-                // `tangent/call-stores-pointer`: the tangent differentiates
-                // the helper, which stores the derivative address along.
-                let differentiated = allow_advances
-                    && diff.stores_pointers.contains(&callee)
+                // `tangent/call-stores-pointer`: the helper is
+                // differentiated and stores the derivative address along.
+                let differentiated = diff.stores_pointers.contains(&callee)
                     && program
                         .proc(callee)
                         .params
@@ -3866,8 +3865,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             if !orphaned.is_empty() {
                 prepend_comments(st, std::mem::take(&mut orphaned));
             }
+            // (Storing zero keeps every other zeroed memory zero.)
             if let Some(k) = reset {
-                zeroed.retain(|(root, _)| *root != k.0);
                 zeroed.insert(k);
                 return true;
             }
