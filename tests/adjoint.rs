@@ -755,6 +755,49 @@ double f(const double *x, int n)\n{\n    double s = 0.0;\n    setup(n);\n    for
     );
 }
 
+/// `tangent/call-sets-global`, adjoint side: library style, `setup`, `f`
+/// and `teardown` given as three heads. `setup_b` would free at the end of
+/// its backward sweep the buffer it allocates for `f_b`: refused at the
+/// head, naming it and the global (it was differentiated, and `f_b` wrote
+/// through a freed or null adjoint pointer); tangent mode accepts it.
+#[test]
+fn a_global_pointer_set_by_one_head_for_another_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("library.c");
+    std::fs::write(
+        &path,
+        "#include <stdlib.h>\ndouble *W;\nvoid setup(int n)\n{\n    W = malloc((size_t)n * sizeof(double));\n}\n\
+void teardown(void)\n{\n    free(W);\n}\n\
+double f(const double *x)\n{\n    W[0] = x[0] * x[0];\n    return W[0] * x[1];\n}\n",
+    )
+    .unwrap();
+    let run = |mode: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .args([mode, path.to_str().unwrap()])
+            .args([
+                "--head", "setup", "--head", "f(f)/(x)", "--head", "teardown",
+            ])
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = run("adjoint");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("library.c:3:6: error: head 'setup' sets or frees global pointer 'W'"),
+        "{err}"
+    );
+    let out = run("tangent");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `tangent/call-stores-pointer`, adjoint side: a helper storing a new
 /// address into the caller's struct gets `P_fwd`, which allocates the
 /// adjoint buffer along, and `P_bwd`, which frees both (it was refused).
