@@ -3885,7 +3885,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 }
                 // An assignment to a variable's own memory (not through a
                 // pointer) changes that variable only.
-                StmtKind::Assign { lhs, .. } => match direct_root_of(&self.out, lhs) {
+                StmtKind::Assign { lhs, .. } => match super::names::direct_root(&self.out, lhs) {
                     Some(root) => zeroed.retain(|(r, _)| *r != root),
                     None => zeroed.clear(),
                 },
@@ -4256,21 +4256,6 @@ fn state_guarded_set(
         }
     }
     None
-}
-
-/// The variable whose own memory `e` designates (`v`, `v.f`, `a[i]` of an
-/// array `a`), not through a pointer.
-fn direct_root_of(program: &Program, e: &Expr) -> Option<SymId> {
-    match &e.kind {
-        ExprKind::Var(v) => Some(*v),
-        ExprKind::Field { base, .. } => direct_root_of(program, base),
-        ExprKind::Index { base, .. }
-            if matches!(program.resolve(&base.ty.ty), Type::Array { .. }) =>
-        {
-            direct_root_of(program, base)
-        }
-        _ => None,
-    }
 }
 
 /// A reference to fixed memory of a variable (`v`, `v.f`, `a[1]`), as
