@@ -251,16 +251,19 @@ fn adjoint_pass(
     if a.heads.len() > 1 {
         for h in &a.heads {
             if let Some(&g) = diff.sets_globals.get(&h.proc) {
+                let what = if is_pointer(program, &program.sym(g).ty) {
+                    format!("global pointer '{}'", program.sym(g).name)
+                } else {
+                    format!("a pointer in global '{}'", program.sym(g).name)
+                };
                 return Err(Diagnostic::error(
                     program.proc(h.proc).span,
                     format!(
-                        "head '{}' sets or frees global pointer '{}' for the other heads; its \
-                         adjoint undoes that before it returns, so aioli's adjoint does not \
-                         support global pointers set by one head and used by another \
-                         (differentiate the heads one at a time, or pass the pointer as an \
-                         argument)",
+                        "head '{}' sets or frees {what} for the other heads; its adjoint undoes \
+                         that before it returns, so aioli's adjoint does not support global \
+                         pointers set by one head and used by another (differentiate the heads \
+                         one at a time, or pass the pointer as an argument)",
                         program.proc(h.proc).name,
-                        program.sym(g).name
                     ),
                 ));
             }

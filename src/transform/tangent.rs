@@ -565,16 +565,21 @@ pub(crate) fn refuse_untracked_pointers(
         if let Some((span, g, reads)) =
             state_guarded_set(&body.stmts, &state, &sets_here, &mut Vec::new())
         {
+            // `rows[0] = &mat[0]`, `F.u = ustore`: a pointer held in a
+            // global array or struct.
+            let what = if is_pointer(program, &program.sym(g).ty) {
+                format!("global pointer '{}'", program.sym(g).name)
+            } else {
+                format!("a pointer in global '{}'", program.sym(g).name)
+            };
             return Err(Diagnostic::error(
                 span,
                 format!(
-                    "global pointer '{}' is set or freed here only when '{}', which persists from \
-                     call to call, says so; the original procedures share that state, so after \
-                     a call of the original the derivative pointer of '{}' would not be set \
-                     (set it on every call, or keep the state with the derivative's caller)",
-                    program.sym(g).name,
+                    "{what} is set or freed here only when '{}', which persists from call to \
+                     call, says so; the original procedures share that state, so after a call of \
+                     the original its derivative pointer would not be set (set it on every \
+                     call, or keep the state with the derivative's caller)",
                     program.sym(reads).name,
-                    program.sym(g).name,
                 ),
             ));
         }
