@@ -838,6 +838,63 @@ fn math_functions_without_partials_are_refused() {
     assert!(err.contains("'modf'"), "{err}");
 }
 
+/// Comments after a closing brace (`} /* end for */`, `} // end while`,
+/// `} /* end switch */`, `} /* end if */ else if …`) and before an opening
+/// one (`while (…) /* scan */ {`) stay next to their construct, and the
+/// braces they follow are not wrapped in a block of their own (the tangent
+/// printed `{ { … } /* end if */ }`, an `else if` became `else { if`, and a
+/// switch's comment was lost); the adjoint keeps each of them too.
+#[test]
+fn comments_around_braces_stay_with_their_construct() {
+    let src = "double f(const double *x, int n, int k)\n{\n    double s = 0.0;\n    int i = 0;\n\
+    switch (k) {\n    case 0:\n        s = x[0];\n        break;\n    default:\n        s = 2.0 * x[0];\n    } /* end switch */\n\
+    while (i < n) /* scan */ {\n        s += x[i] * s;\n        i++;\n    } // end while\n\
+    for (int j = 0; j < n; j++) {\n        if (x[j] > 1.0) {\n            s += x[j] * x[j];\n        } /* end if */\n\
+        else if (x[j] < 0.5) {\n            s -= x[j];\n        } // end else-if\n        else {\n            s += 2.0 * x[j];\n        }\n    } /* end for */\n\
+    do {\n        s *= 0.5;\n    } /* halve */ while (s > 10.0);\n    return s;\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("braces.c");
+    std::fs::write(&path, src).unwrap();
+    let generate = |mode: &str, suffix: &str| {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .args([mode, path.to_str().unwrap(), "--head", "f(f)/(x)", "--out"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        std::fs::read_to_string(dir.path().join(format!("braces_{suffix}.c"))).unwrap()
+    };
+    let out = generate("tangent", "d");
+    for line in [
+        "    }  /* end switch */\n",
+        "    while (i < n) {\n        /* scan */\n",
+        "    }  // end while\n",
+        "        } else if (x[j] < 0.5) {\n",
+        "        }  /* end if */ // end else-if\n",
+        "    }  /* end for */\n",
+        "    } while (s > 10.0);  /* halve */\n",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
+    assert!(!out.contains("{\n            {"), "{out}");
+    let adjoint = generate("adjoint", "b");
+    for c in [
+        "/* end switch */",
+        "/* scan */",
+        "// end while",
+        "/* end if */ // end else-if",
+        "/* end for */",
+        "/* halve */",
+    ] {
+        assert!(adjoint.contains(c), "{c}\n{adjoint}");
+    }
+}
+
 /// `tangent/call-stores-pointer`: helpers storing a new address through a
 /// pointer formal (`swap(&p, &q)`, `vec_init(&v, n)` mallocing
 /// `v->data`) are differentiated, storing the derivative address alongside

@@ -197,6 +197,9 @@ struct Lowerer<'a> {
     /// Set while lowering `assert`'s argument, where a string literal may
     /// be an operand anywhere (`assert(n > 0 && "n positive")`).
     in_assert: bool,
+    /// The comment after the `}` of the braced body just lowered (`}
+    /// /* end for */`), for the statement that owns the body to carry.
+    body_trailing: Option<String>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -225,6 +228,7 @@ impl<'a> Lowerer<'a> {
             forbid: None,
             post_as_pre: false,
             in_assert: false,
+            body_trailing: None,
         }
     }
 

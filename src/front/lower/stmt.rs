@@ -47,11 +47,29 @@ impl Lowerer<'_> {
     }
 
     /// A branch or loop body: a block even when written without braces.
+    /// A braced body's own comments are not a block of their own: those
+    /// before its `{` head its first statement, and the one after its `}`
+    /// (`} /* end for */`) is left in `body_trailing` for the statement
+    /// that owns the body.
     fn sub_block(&mut self, s: &ast::Stmt, scope: Option<ScopeId>) -> R<Block> {
-        if let ast::StmtKind::Compound(c) = &s.kind
-            && s.comments.is_empty()
-        {
-            return self.block(c, scope);
+        self.body_trailing = None;
+        if let ast::StmtKind::Compound(c) = &s.kind {
+            let mut b = self.block(c, scope)?;
+            if !s.comments.leading.is_empty() {
+                let mut leading = s.comments.leading.clone();
+                match b.stmts.first_mut() {
+                    Some(first) => {
+                        leading.append(&mut first.comments.leading);
+                        first.comments.leading = leading;
+                    }
+                    None => {
+                        leading.append(&mut b.closing_comments);
+                        b.closing_comments = leading;
+                    }
+                }
+            }
+            self.body_trailing = s.comments.trailing.clone();
+            return Ok(b);
         }
         let wrapper = ast::Compound {
             items: vec![s.clone()],
@@ -61,7 +79,9 @@ impl Lowerer<'_> {
         if matches!(s.kind, ast::StmtKind::Decl(_)) {
             return err(s.span, "a declaration is not allowed here; use a { } block");
         }
-        self.block(&wrapper, scope)
+        let b = self.block(&wrapper, scope);
+        self.body_trailing = None;
+        b
     }
 
     fn loop_body(&mut self, s: &ast::Stmt, scope: Option<ScopeId>) -> R<Block> {
@@ -154,25 +174,51 @@ impl Lowerer<'_> {
             ast::StmtKind::If { cond, then, other } => {
                 let cond = self.condition(cond, "an if condition", out)?;
                 let then = self.sub_block(then, None)?;
+                let mut trailing: Vec<String> = self.body_trailing.take().into_iter().collect();
                 let other = match other {
-                    Some(o) => Some(self.sub_block(o, None)?),
+                    Some(o) => {
+                        let mut b = self.sub_block(o, None)?;
+                        trailing.extend(self.body_trailing.take());
+                        // `else if (…) { … } // c`: the comment ends the
+                        // whole chain, which so still prints as `else if`.
+                        if matches!(o.kind, ast::StmtKind::If { .. })
+                            && let [only] = b.stmts.as_mut_slice()
+                            && only.comments.leading.is_empty()
+                        {
+                            trailing.extend(only.comments.trailing.take());
+                        }
+                        Some(b)
+                    }
                     None => None,
                 };
-                out.push(stmt(StmtKind::If { cond, then, other }, span));
+                // `} /* end if */ else { … } // end else`: after the whole
+                // statement, in their order (both modes keep a statement's
+                // trailing comment; a branch's closing comments would be
+                // lost in the adjoint's sweeps).
+                let mut st = stmt(StmtKind::If { cond, then, other }, span);
+                if !trailing.is_empty() {
+                    st.comments.trailing = Some(trailing.join(" "));
+                }
+                out.push(st);
             }
             ast::StmtKind::While { cond, body } => {
                 let (pre, cond) = self.loop_condition(cond)?;
                 let mut body = self.loop_body(body, None)?;
+                let trailing = self.body_trailing.take();
                 let header = if pre.is_empty() {
                     LoopHeader::While { cond }
                 } else {
                     self.loop_with_effects(pre, cond, &mut body, false, span)?;
                     forever()
                 };
-                out.push(stmt(StmtKind::Loop { header, body }, span));
+                let mut st = stmt(StmtKind::Loop { header, body }, span);
+                st.comments.trailing = trailing;
+                out.push(st);
             }
             ast::StmtKind::DoWhile { body, cond } => {
                 let mut body = self.loop_body(body, None)?;
+                // `} /* c */ while (…);`: after the statement.
+                let trailing = self.body_trailing.take();
                 let (pre, cond) = self.loop_condition(cond)?;
                 let header = if pre.is_empty() {
                     LoopHeader::DoWhile { cond }
@@ -183,7 +229,9 @@ impl Lowerer<'_> {
                     self.loop_with_effects(pre, cond, &mut body, true, span)?;
                     forever()
                 };
-                out.push(stmt(StmtKind::Loop { header, body }, span));
+                let mut st = stmt(StmtKind::Loop { header, body }, span);
+                st.comments.trailing = trailing;
+                out.push(st);
             }
             ast::StmtKind::For {
                 init,
@@ -204,8 +252,25 @@ impl Lowerer<'_> {
                 );
                 self.scope = saved;
                 r?;
+                // `} /* end for */`: after the loop (the last statement
+                // the loop became).
+                if let Some(t) = self.body_trailing.take()
+                    && let Some(last) = out.last_mut()
+                    && last.comments.trailing.is_none()
+                {
+                    last.comments.trailing = Some(t);
+                }
             }
-            ast::StmtKind::Switch { selector, body } => self.switch(selector, body, span, out)?,
+            ast::StmtKind::Switch { selector, body } => {
+                self.switch(selector, body, span, out)?;
+                // `} /* end switch */`.
+                if let Some(t) = &body.comments.trailing
+                    && let Some(last) = out.last_mut()
+                    && last.comments.trailing.is_none()
+                {
+                    last.comments.trailing = Some(t.clone());
+                }
+            }
             ast::StmtKind::Case { .. } | ast::StmtKind::Default { .. } => {
                 return err(
                     span,
