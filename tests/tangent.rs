@@ -851,7 +851,8 @@ fn comments_around_braces_stay_with_their_construct() {
     while (i < n) /* scan */ {\n        s += x[i] * s;\n        i++;\n    } // end while\n\
     for (int j = 0; j < n; j++) {\n        if (x[j] > 1.0) {\n            s += x[j] * x[j];\n        } /* end if */\n\
         else if (x[j] < 0.5) {\n            s -= x[j];\n        } // end else-if\n        else {\n            s += 2.0 * x[j];\n        }\n    } /* end for */\n\
-    do {\n        s *= 0.5;\n    } /* halve */ while (s > 10.0);\n    return s;\n}\n";
+    do {\n        s *= 0.5;\n    } /* halve */ while (s > 10.0); // done\n\
+    if (n > 100) /* empty */ {\n    } else {\n        s = s * 2.0;\n    }\n    return s;\n}\n";
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("braces.c");
     std::fs::write(&path, src).unwrap();
@@ -877,7 +878,8 @@ fn comments_around_braces_stay_with_their_construct() {
         "        } else if (x[j] < 0.5) {\n",
         "        }  /* end if */ // end else-if\n",
         "    }  /* end for */\n",
-        "    } while (s > 10.0);  /* halve */\n",
+        "    } while (s > 10.0);  /* halve */ // done\n",
+        "    }  /* empty */\n",
     ] {
         assert!(out.contains(line), "{line}\n{out}");
     }
@@ -889,7 +891,8 @@ fn comments_around_braces_stay_with_their_construct() {
         "// end while",
         "/* end if */ // end else-if",
         "/* end for */",
-        "/* halve */",
+        "/* halve */ // done",
+        "/* empty */",
     ] {
         assert!(adjoint.contains(c), "{c}\n{adjoint}");
     }
@@ -967,6 +970,25 @@ fn global_pointers_set_in_another_procedure_carry_their_derivatives() {
     assert!(err.contains("lazy.c:6:9:"), "{err}");
     assert!(
         err.contains("global pointer 'work' is set or freed here only when 'work'"),
+        "{err}"
+    );
+    // The same guard as a loop, with the pointer initialised: refused where
+    // the stale address would be used (it gave a zero derivative).
+    let looped = "double wk[8];\ndouble *w = wk;\nint cnt = 0;\nstatic void bind(double *x)\n{\n    while (cnt < 1) {\n        w = x;\n        cnt++;\n    }\n}\n\
+double f(int n, double *x)\n{\n    double s = 0.0;\n    bind(x);\n    for (int i = 0; i < n; i++)\n        s += w[i] * w[i];\n    return s;\n}\n";
+    let err = tangent_of_text("looped.c", looped, "f(f)/(x)", &[]).unwrap_err();
+    assert!(err.contains("looped.c:16:"), "{err}");
+    assert!(
+        err.contains("global pointer 'w' may still hold here the address it had before 'f'"),
+        "{err}"
+    );
+    // An initialiser through a struct member is refused (the derivative
+    // pointer started null).
+    let member = "struct P {\n    double a[4];\n};\nstruct P S;\ndouble *w = &S.a[0];\ndouble f(double *x)\n{\n    S.a[0] = x[0];\n    return w[0] * w[0];\n}\n";
+    let err = tangent_of_text("member.c", member, "f(f)/(x)", &[]).unwrap_err();
+    assert!(err.contains("member.c:5:9:"), "{err}");
+    assert!(
+        err.contains("aioli does not follow the address global pointer 'w' is initialised with"),
         "{err}"
     );
     let path = common::fixture_dir("tangent").join("global_pointers.c");

@@ -244,8 +244,8 @@ impl Locs {
         l
     }
 
-    /// The object and field path an address constant designates: an
-    /// array's name, `&v`, `&v.f`, `&a[k]`, maybe cast or offset.
+    /// The object an address constant designates: an array's name or row,
+    /// `&v`, `&a[k]`, maybe cast or offset.
     fn address_of(&self, program: &Program, e: &crate::il::Expr) -> Option<(Obj, Vec<usize>)> {
         use crate::il::ExprKind;
         fn reference(
@@ -254,12 +254,9 @@ impl Locs {
             e: &crate::il::Expr,
         ) -> Option<(Obj, Vec<usize>)> {
             match &e.kind {
+                // (Not a struct member: the derivative initialiser could
+                // not name it, so such an initialiser is refused.)
                 ExprKind::Var(s) => Some((*l.by_sym.get(s)?, Vec::new())),
-                ExprKind::Field { base, field, .. } => {
-                    let (o, mut path) = reference(l, program, base)?;
-                    path.push(*field);
-                    Some((o, path))
-                }
                 ExprKind::Index { base, .. }
                     if matches!(program.resolve(&base.ty.ty), Type::Array { .. }) =>
                 {
@@ -269,7 +266,10 @@ impl Locs {
             }
         }
         match &e.kind {
-            ExprKind::Var(_) if matches!(program.resolve(&e.ty.ty), Type::Array { .. }) => {
+            // An array, or a row of one (`M[1]`), decaying to its address.
+            ExprKind::Var(_) | ExprKind::Index { .. }
+                if matches!(program.resolve(&e.ty.ty), Type::Array { .. }) =>
+            {
                 reference(self, program, e)
             }
             ExprKind::AddrOf(r) => reference(self, program, r),

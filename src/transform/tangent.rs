@@ -584,6 +584,171 @@ pub(crate) fn refuse_untracked_pointers(
             ));
         }
     }
+    // `ptr/global-init`, refused: a global pointer initialised with an
+    // address aioli does not follow (`&S.a[0]`, a struct member), used
+    // through: the analyses and the derivative initialiser would not know
+    // what it designates.
+    for item in &program.items {
+        let ItemKind::Globals { vars, .. } = &item.kind else {
+            continue;
+        };
+        for v in vars {
+            let Some(Init::Expr(e)) = &v.init else {
+                continue;
+            };
+            let null = |x: &Expr| {
+                let mut x = x;
+                while let ExprKind::Cast { arg, .. } = &x.kind {
+                    x = arg;
+                }
+                matches!(x.kind, ExprKind::IntConst { value: 0, .. })
+            };
+            if !is_pointer(program, &program.sym(v.sym).ty)
+                || null(e)
+                || super::global_init_root(program, v.sym).is_some()
+            {
+                continue;
+            }
+            let mut used = false;
+            for &p in &a.order {
+                if let Some(body) = &program.proc(p).body {
+                    crate::il::visit_stmts(&body.stmts, &mut |st| {
+                        for x in super::names::stmt_exprs(st) {
+                            crate::il::visit_expr(x, &mut |y| {
+                                used |= matches!(y.kind, ExprKind::Var(s) if s == v.sym);
+                            });
+                        }
+                    });
+                }
+            }
+            if used {
+                return Err(Diagnostic::error(
+                    program.sym(v.sym).span,
+                    format!(
+                        "aioli does not follow the address global pointer '{}' is initialised \
+                         with (only an array, a row of one, or the address of a variable or of \
+                         an element); assign '{}' in the code instead",
+                        program.sym(v.sym).name,
+                        program.sym(v.sym).name,
+                    ),
+                ));
+            }
+        }
+    }
+    // The same, wherever the test is (a loop, an early `return`, `g = c ?
+    // g : x`): a global pointer with a derivative pointer that the code
+    // sets somewhere, dereferenced, by a head or by what it calls, where it
+    // may still hold the address it had before the head was called.
+    // (Not an array of pointers: its zone is an atom, which a loop setting
+    // every element never overwrites for the analyses.)
+    let global_pointer_zones = |g: SymId| -> Vec<Zone> {
+        a.locs
+            .object_zones(a.locs.of_sym(g))
+            .filter(|&z| a.locs.zone(z).pointer && !a.locs.zone(z).atom)
+            .collect()
+    };
+    let mut managed: Vec<(SymId, Vec<Zone>)> = Vec::new();
+    for &p in &a.order {
+        if let Some(body) = &program.proc(p).body {
+            crate::il::visit_stmts(&body.stmts, &mut |st| {
+                if let Some(e) = super::names::stored_or_freed(st)
+                    && let Some(g) = super::names::direct_root(program, e)
+                    && program.sym(g).kind == SymKind::Global
+                    && diff.syms.contains(&g)
+                    && is_pointer(program, &e.ty)
+                    && !managed.iter().any(|(m, _)| *m == g)
+                {
+                    let zones = global_pointer_zones(g);
+                    if !zones.is_empty() {
+                        managed.push((g, zones));
+                    }
+                }
+            });
+        }
+    }
+    if managed.is_empty() {
+        return Ok(());
+    }
+    let is_entry_target = |z: Zone, place: crate::analysis::locs::Place| {
+        a.locs.place(place).is_some_and(|(o, _)| {
+            matches!(a.locs.object(o).kind, ObjKind::Target { proc: None, pointer } if pointer == z)
+        })
+    };
+    // Per procedure, the managed globals it dereferences, itself or through
+    // a callee, where they may still hold what they held when it was
+    // entered (`ObjKind::Target { proc: None }`), with where.
+    let mut stale: HashMap<ProcId, HashMap<SymId, crate::front::source::Span>> = HashMap::new();
+    loop {
+        let mut grew = false;
+        for &p in &a.order {
+            let Some(f) = a.facts.get(&p) else { continue };
+            let mut found: Vec<(SymId, crate::front::source::Span)> = Vec::new();
+            for (i, point) in f.points.iter().enumerate() {
+                let st = point.kind.stmt();
+                let mut used: Vec<SymId> = Vec::new();
+                if let StmtKind::Call { callee, .. } = &st.kind
+                    && let Some(c) = stale.get(callee)
+                {
+                    used.extend(c.keys().copied());
+                }
+                for e in super::names::stmt_exprs(st) {
+                    // A dereference: `*g`, `g[i]`, `g->f`, `F.u[i]` (not
+                    // `F.n` or `rows[i]`, which read the global itself).
+                    crate::il::visit_expr(e, &mut |x| {
+                        let base = match &x.kind {
+                            ExprKind::Index { base, .. } if is_pointer(program, &base.ty) => base,
+                            ExprKind::Deref(base) => base,
+                            _ => return,
+                        };
+                        if let Some(g) = super::names::direct_root(program, base) {
+                            used.push(g);
+                        }
+                    });
+                }
+                for (g, zones) in &managed {
+                    if !used.contains(g) {
+                        continue;
+                    }
+                    let entry_value = f.pts_before.get(i).is_some_and(|pts| {
+                        pts.iter()
+                            .any(|&(z, place)| zones.contains(&z) && is_entry_target(z, place))
+                    });
+                    if entry_value {
+                        found.push((*g, st.span));
+                    }
+                }
+            }
+            let known = stale.entry(p).or_default();
+            for (g, span) in found {
+                if !known.contains_key(&g) {
+                    known.insert(g, span);
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    for h in &a.heads {
+        let Some(uses) = stale.get(&h.proc) else {
+            continue;
+        };
+        if let Some((g, span)) = uses.iter().min_by_key(|(_, sp)| sp.lo) {
+            return Err(Diagnostic::error(
+                *span,
+                format!(
+                    "global pointer '{}' may still hold here the address it had before '{}' \
+                     was called, though the code sets it elsewhere: after a call of the \
+                     original its derivative pointer would not follow (set '{}' on every call \
+                     before it is used)",
+                    program.sym(*g).name,
+                    program.proc(h.proc).name,
+                    program.sym(*g).name,
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 

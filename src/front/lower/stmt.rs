@@ -55,6 +55,7 @@ impl Lowerer<'_> {
         self.body_trailing = None;
         if let ast::StmtKind::Compound(c) = &s.kind {
             let mut b = self.block(c, scope)?;
+            let mut after: Vec<String> = Vec::new();
             if !s.comments.leading.is_empty() {
                 let mut leading = s.comments.leading.clone();
                 match b.stmts.first_mut() {
@@ -62,13 +63,14 @@ impl Lowerer<'_> {
                         leading.append(&mut first.comments.leading);
                         first.comments.leading = leading;
                     }
-                    None => {
-                        leading.append(&mut b.closing_comments);
-                        b.closing_comments = leading;
-                    }
+                    // An empty body's: after the statement with the rest
+                    // (a block's closing comments do not survive every
+                    // translation).
+                    None => after = leading,
                 }
             }
-            self.body_trailing = s.comments.trailing.clone();
+            after.extend(s.comments.trailing.clone());
+            self.body_trailing = (!after.is_empty()).then(|| after.join(" "));
             return Ok(b);
         }
         let wrapper = ast::Compound {
@@ -156,8 +158,13 @@ impl Lowerer<'_> {
         let mut leading = comments.leading.clone();
         leading.append(&mut stmts[first].comments.leading);
         stmts[first].comments.leading = leading;
-        if comments.trailing.is_some() {
-            stmts[last].comments.trailing = comments.trailing.clone();
+        if let Some(t) = &comments.trailing {
+            // After a comment the statement already carries (`} /* c */
+            // while (…); // d`).
+            stmts[last].comments.trailing = Some(match stmts[last].comments.trailing.take() {
+                Some(own) if own != *t => format!("{own} {t}"),
+                _ => t.clone(),
+            });
         }
     }
 
@@ -256,9 +263,8 @@ impl Lowerer<'_> {
                 // the loop became).
                 if let Some(t) = self.body_trailing.take()
                     && let Some(last) = out.last_mut()
-                    && last.comments.trailing.is_none()
                 {
-                    last.comments.trailing = Some(t);
+                    append_trailing(last, &t);
                 }
             }
             ast::StmtKind::Switch { selector, body } => {
@@ -266,9 +272,8 @@ impl Lowerer<'_> {
                 // `} /* end switch */`.
                 if let Some(t) = &body.comments.trailing
                     && let Some(last) = out.last_mut()
-                    && last.comments.trailing.is_none()
                 {
-                    last.comments.trailing = Some(t.clone());
+                    append_trailing(last, t);
                 }
             }
             ast::StmtKind::Case { .. } | ast::StmtKind::Default { .. } => {
@@ -1403,4 +1408,12 @@ fn init_reads_any(init: &Init, declared: &[Declarator]) -> bool {
         }
     }
     each(init, declared)
+}
+
+/// Adds `comment` after the trailing comment `s` may already have.
+fn append_trailing(s: &mut Stmt, comment: &str) {
+    s.comments.trailing = Some(match s.comments.trailing.take() {
+        Some(own) => format!("{own} {comment}"),
+        None => comment.to_string(),
+    });
 }
