@@ -720,8 +720,8 @@ pub(crate) fn refuse_untracked_pointers(
             }
             let known = stale.entry(p).or_default();
             for (g, span) in found {
-                if !known.contains_key(&g) {
-                    known.insert(g, span);
+                if let std::collections::hash_map::Entry::Vacant(slot) = known.entry(g) {
+                    slot.insert(span);
                     grew = true;
                 }
             }
