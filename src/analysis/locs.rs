@@ -285,6 +285,17 @@ impl Locs {
         self.initial.get(&z)
     }
 
+    /// `ptr/global-init`: the variable a global pointer's initialiser
+    /// designates (`wk` for `double *w = wk;`), as the analyses took it.
+    pub fn initial_variable(&self, pointer: SymId) -> Option<SymId> {
+        let o = *self.by_sym.get(&pointer)?;
+        let (target, _) = self.initial_target(self.objects[o as usize].zones.start)?;
+        match self.objects[*target as usize].kind {
+            ObjKind::Var(v) => Some(v),
+            _ => None,
+        }
+    }
+
     fn add_targets(&mut self, program: &Program, proc: Option<ProcId>, obj: Obj, depth: usize) {
         if depth >= TARGET_DEPTH {
             return;

@@ -251,11 +251,7 @@ fn adjoint_pass(
     if a.heads.len() > 1 {
         for h in &a.heads {
             if let Some(&g) = diff.sets_globals.get(&h.proc) {
-                let what = if is_pointer(program, &program.sym(g).ty) {
-                    format!("global pointer '{}'", program.sym(g).name)
-                } else {
-                    format!("a pointer in global '{}'", program.sym(g).name)
-                };
+                let what = super::names::global_pointer_phrase(program, g);
                 return Err(Diagnostic::error(
                     program.proc(h.proc).span,
                     format!(
@@ -331,7 +327,7 @@ fn adjoint_pass(
             // `tangent/call-sets-global`, `tangent/call-stores-pointer`:
             // only `P_fwd` sets the adjoint pointers along, so such a call
             // is split.
-            if diff.sets_global_derivative(stmt) || diff.stores_derivative_pointer(program, stmt) {
+            if diff.moves_derivative_pointers(program, stmt) {
                 split_called.insert(callee);
                 continue;
             }
@@ -1688,8 +1684,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 // (A call setting pointers along is split though passive:
                 // `P_fwd` saves what it overwrites, as an active one does.)
                 let active_split = (self.a.is_active_call(self.proc, s.id)
-                    || self.diff.sets_global_derivative(s)
-                    || self.diff.stores_derivative_pointer(self.program, s))
+                    || self.diff.moves_derivative_pointers(self.program, s))
                     && self.program.proc(*callee).body.is_some()
                     && !self.is_joint_call(s);
                 self.call_saves(s.id, result.as_ref(), *callee, !active_split)
@@ -3653,13 +3648,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let needed = super::reached_from(&self.out, generated.iter().copied());
         // `ptr/global-init`: an adjoint global pointer starts at the adjoint
         // of the global its original is initialised with.
-        let pointers: Vec<SymId> = self.bsyms.keys().copied().collect();
-        for p in pointers {
-            if let Some(root) = super::global_init_root(program, p)
-                && self.diff.syms.contains(&root)
-            {
-                let _ = self.bsym(root);
-            }
+        for root in super::initialiser_roots(self.a, &self.diff, self.bsyms.keys().copied()) {
+            let _ = self.bsym(root);
         }
         let bglobals: Vec<(SymId, SymId)> = {
             let mut v: Vec<(SymId, SymId)> = self
@@ -4534,14 +4524,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             "isActiveCall" => self.stmt().is_some_and(|s| {
                 self.a.is_active_call(self.proc, s.id)
                     || self.diff.sets_derivative_pointer(self.program, s)
-                    || self.diff.sets_global_derivative(s)
-                    || self.diff.stores_derivative_pointer(self.program, s)
+                    || self.diff.moves_derivative_pointers(self.program, s)
             }),
             "isJoint" => self.stmt().is_some_and(|s| {
                 self.is_joint_call(s)
                     && !self.diff.sets_derivative_pointer(self.program, s)
-                    && !self.diff.sets_global_derivative(s)
-                    && !self.diff.stores_derivative_pointer(self.program, s)
+                    && !self.diff.moves_derivative_pointers(self.program, s)
             }),
             "setsAdjointPointer" => self
                 .stmt()

@@ -280,29 +280,18 @@ pub(crate) fn derivative_pointer_init(
     subst(e, out, derivative_of).map(Init::Expr)
 }
 
-/// `ptr/global-init`: the global whose address (or elements) a global
-/// pointer is initialised with (`wk` for `double *w = wk;`).
-pub(crate) fn global_init_root(
-    program: &crate::il::Program,
-    pointer: crate::il::SymId,
-) -> Option<crate::il::SymId> {
-    use crate::il::{ExprKind, Init};
-    let Init::Expr(e) = global_initializer(program, pointer)? else {
-        return None;
-    };
-    let mut e: &crate::il::Expr = e;
-    loop {
-        e = match &e.kind {
-            ExprKind::Var(s) => {
-                return (program.sym(*s).kind == crate::il::SymKind::Global).then_some(*s);
-            }
-            ExprKind::AddrOf(r) => r,
-            ExprKind::Index { base, .. } => base,
-            ExprKind::Cast { arg, .. } => arg,
-            ExprKind::Binary { lhs, .. } => lhs,
-            _ => return None,
-        };
-    }
+/// `ptr/global-init`: the globals with a derivative that the given
+/// derivative-carrying global pointers are initialised with (`wk` for
+/// `double *w = wk;`): their derivatives must exist for `wd = wkd`.
+pub(crate) fn initialiser_roots(
+    a: &crate::analysis::Analysis<'_>,
+    diff: &names::DiffSets,
+    pointers: impl Iterator<Item = crate::il::SymId>,
+) -> Vec<crate::il::SymId> {
+    pointers
+        .filter_map(|p| a.locs.initial_variable(p))
+        .filter(|root| diff.syms.contains(root))
+        .collect()
 }
 
 /// The initialiser of a global variable's definition, if any.

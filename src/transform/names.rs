@@ -314,21 +314,27 @@ impl DiffSets {
                 && self.is_diff_ref(program, r))
     }
 
-    /// `tangent/call-sets-global`: a call of a procedure that sets a global
-    /// pointer with a derivative pointer: `P_d` sets both.
-    pub fn sets_global_derivative(&self, s: &crate::il::Stmt) -> bool {
-        matches!(&s.kind, StmtKind::Call { callee, .. } if self.sets_globals.contains_key(callee))
-    }
-
-    /// `tangent/call-stores-pointer`: a call giving memory with a
-    /// derivative to a procedure that stores an address there: `P_d`
-    /// stores the derivative address too.
-    pub fn stores_derivative_pointer(&self, program: &Program, s: &crate::il::Stmt) -> bool {
-        matches!(&s.kind, StmtKind::Call { callee, args, .. }
-        if self.stores_pointers.contains(callee)
-            && program.proc(*callee).params.iter().zip(args).any(|(formal, arg)| {
-                self.syms.contains(formal) && self.is_diff_ref(program, arg)
-            }))
+    /// A call whose derivative keeps derivative pointers in step with the
+    /// pointers it sets, so it is active (and split in the adjoint) though
+    /// it may compute nothing active: a call of a procedure that sets or
+    /// frees a global pointer with a derivative pointer
+    /// (`tangent/call-sets-global`), or one giving memory with a derivative
+    /// to a procedure that stores an address there
+    /// (`tangent/call-stores-pointer`).
+    pub fn moves_derivative_pointers(&self, program: &Program, s: &crate::il::Stmt) -> bool {
+        let StmtKind::Call { callee, args, .. } = &s.kind else {
+            return false;
+        };
+        self.sets_globals.contains_key(callee)
+            || (self.stores_pointers.contains(callee)
+                && program
+                    .proc(*callee)
+                    .params
+                    .iter()
+                    .zip(args)
+                    .any(|(formal, arg)| {
+                        self.syms.contains(formal) && self.is_diff_ref(program, arg)
+                    }))
     }
 
     /// `tangent/call-frees`: a call giving a pointer with a derivative
@@ -1253,5 +1259,16 @@ pub(crate) fn stored_or_freed(s: &crate::il::Stmt) -> Option<&Expr> {
         StmtKind::Call { result, .. } => result.as_ref(),
         StmtKind::Free { ptr } => Some(ptr),
         _ => None,
+    }
+}
+
+/// How a message names the global `g` whose pointer is set: `global
+/// pointer 'g'`, or `a pointer in global 'F'` for one held in a global
+/// array or struct (`rows[0] = &mat[0]`, `F.u = ustore`).
+pub(crate) fn global_pointer_phrase(program: &Program, g: SymId) -> String {
+    if is_pointer(program, &program.sym(g).ty) {
+        format!("global pointer '{}'", program.sym(g).name)
+    } else {
+        format!("a pointer in global '{}'", program.sym(g).name)
     }
 }

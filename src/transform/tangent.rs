@@ -565,13 +565,7 @@ pub(crate) fn refuse_untracked_pointers(
         if let Some((span, g, reads)) =
             state_guarded_set(&body.stmts, &state, &sets_here, &mut Vec::new())
         {
-            // `rows[0] = &mat[0]`, `F.u = ustore`: a pointer held in a
-            // global array or struct.
-            let what = if is_pointer(program, &program.sym(g).ty) {
-                format!("global pointer '{}'", program.sym(g).name)
-            } else {
-                format!("a pointer in global '{}'", program.sym(g).name)
-            };
+            let what = super::names::global_pointer_phrase(program, g);
             return Err(Diagnostic::error(
                 span,
                 format!(
@@ -605,7 +599,7 @@ pub(crate) fn refuse_untracked_pointers(
             };
             if !is_pointer(program, &program.sym(v.sym).ty)
                 || null(e)
-                || super::global_init_root(program, v.sym).is_some()
+                || a.locs.initial_variable(v.sym).is_some()
             {
                 continue;
             }
@@ -784,8 +778,7 @@ pub fn tangent_full(
         !a.is_active_call(p, s.id)
             && !diff.sets_derivative_pointer(program, s)
             && !diff.frees_derivative(program, s)
-            && !diff.sets_global_derivative(s)
-            && !diff.stores_derivative_pointer(program, s)
+            && !diff.moves_derivative_pointers(program, s)
     })?;
     let mut out = program.clone();
     let mut namer = Namer::of(program);
@@ -898,13 +891,8 @@ pub fn tangent_full(
     }
     // `ptr/global-init`: a derivative global pointer starts at the
     // derivative of the global its original is initialised with.
-    let pointers: Vec<SymId> = host.dsyms.keys().copied().collect();
-    for p in pointers {
-        if let Some(root) = super::global_init_root(program, p)
-            && host.diff.syms.contains(&root)
-        {
-            host.dsym(root);
-        }
+    for root in super::initialiser_roots(a, &host.diff, host.dsyms.keys().copied()) {
+        host.dsym(root);
     }
     let trace = std::mem::take(&mut host.trace);
     let mut info = std::mem::take(&mut host.info);
@@ -2623,8 +2611,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 self.a.is_active_call(self.proc, s.id)
                     || self.sets_derivative_pointer(s)
                     || self.diff.frees_derivative(&self.out, s)
-                    || self.diff.sets_global_derivative(s)
-                    || self.diff.stores_derivative_pointer(&self.out, s)
+                    || self.diff.moves_derivative_pointers(&self.out, s)
             }),
             "isActiveExpr" => {
                 let e = self.expr_of(subject)?;

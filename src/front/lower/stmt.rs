@@ -158,13 +158,12 @@ impl Lowerer<'_> {
         let mut leading = comments.leading.clone();
         leading.append(&mut stmts[first].comments.leading);
         stmts[first].comments.leading = leading;
-        if let Some(t) = &comments.trailing {
-            // After a comment the statement already carries (`} /* c */
-            // while (…); // d`).
-            stmts[last].comments.trailing = Some(match stmts[last].comments.trailing.take() {
-                Some(own) if own != *t => format!("{own} {t}"),
-                _ => t.clone(),
-            });
+        // After a comment the statement already carries (`} /* c */ while
+        // (…); // d`), unless it is that one.
+        if let Some(t) = &comments.trailing
+            && stmts[last].comments.trailing.as_ref() != Some(t)
+        {
+            append_trailing(&mut stmts[last], t);
         }
     }
 
