@@ -1007,6 +1007,43 @@ double f(int n, double *x)\n{\n    double s = 0.0;\n    bind(x);\n    for (int i
     }
 }
 
+/// `tangent/static-local`: a static local's value on entry is left by
+/// earlier calls, so its derivative starts at zero in every call; one whose
+/// address a static pointer may keep stays static with it.
+#[test]
+fn a_static_local_has_a_derivative_of_one_call() {
+    let cached = "double f(double x)\n{\n    static double acc;\n    if (x > 1.0)\n        acc = x * x;\n    return acc * 2.0;\n}\n";
+    let out = tangent_of_text("cached.c", cached, "f(f)/(x)", &[]).unwrap();
+    assert!(out.contains("    double accd = 0.0;"), "{out}");
+    assert!(out.contains("    static double acc;"), "{out}");
+    // Run: a call taking the branch, then one that does not. The second
+    // call's derivative is 0 (it was the first call's, 6).
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("cached_d.c");
+    std::fs::write(&src, &out).unwrap();
+    let main = dir.path().join("main.c");
+    std::fs::write(
+        &main,
+        "#include <stdio.h>\ndouble f_d(double x, double xd, double *f);\nint main(void)\n{\n    double r;\n    double a = f_d(1.5, 1.0, &r);\n    double b = f_d(0.5, 1.0, &r);\n    printf(\"%g %g %g\\n\", a, b, r);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("run");
+    common::compile(
+        &["-std=c99", "-Wall", "-Wextra", "-Werror"],
+        &[&src, &main],
+        &exe,
+    )
+    .unwrap();
+    let run = std::process::Command::new(&exe).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "6 0 4.5\n");
+    // A static array a static pointer designates keeps static storage, so
+    // the derivative pointer never dangles into an earlier call's frame.
+    let kept = "double f(const double *x, int n)\n{\n    static double *cur;\n    static double w[4];\n    if (!cur)\n        cur = w;\n    double s = 0.0;\n    for (int i = 0; i < n; i++)\n        cur[i % 4] = x[i] * x[i];\n    for (int i = 0; i < 4; i++)\n        s += w[i];\n    return s;\n}\n";
+    let out = tangent_of_text("kept.c", kept, "f(f)/(x)", &[]).unwrap();
+    assert!(out.contains("static double wd[4], w[4];"), "{out}");
+    assert!(out.contains("static double *curd, *cur;"), "{out}");
+}
+
 /// `tangent/output`: `f_d` writes the output's copy of a static global,
 /// then a passive call runs the original `sel`, which reads the original's
 /// copy (the branch taken depended on the last call of `f`): refused. An
