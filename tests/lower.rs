@@ -1301,6 +1301,45 @@ double h(double u) {
         }
     }
 
+    /// `il/enum`: enumerators are `int` constants counted on from the last
+    /// value given, spelled by name at file scope and by value in a
+    /// function; a variable hides one; the enum is an item of its own.
+    #[test]
+    fn enums_are_int_constants() {
+        let p = ok(
+            "enum M { A, B = 4, C };\ntypedef enum { S = B * 2 } Size;\n\
+                    int f(Size s)\n{\n    enum L { D = 9, E };\n    int r = C + s + E;\n    {\n        int A = 1;\n        r += A;\n    }\n    return r + A;\n}\n",
+        );
+        let consts: Vec<(String, i64, bool)> = p
+            .items
+            .iter()
+            .filter_map(|i| match &i.kind {
+                ItemKind::Enum { constants, .. } => Some(constants.clone()),
+                _ => None,
+            })
+            .flatten()
+            .map(|c| (c.name, c.value, c.written))
+            .collect();
+        let expected = [
+            ("A", 0, false),
+            ("B", 4, true),
+            ("C", 5, false),
+            ("S", 8, true),
+        ];
+        let expected: Vec<(String, i64, bool)> = expected
+            .iter()
+            .map(|(n, v, w)| (n.to_string(), *v, *w))
+            .collect();
+        assert_eq!(consts, expected);
+        let size = p.typedefs.iter().find(|t| t.name == "Size").unwrap();
+        assert_eq!(size.ty.ty, QualType::int().ty);
+        let printed = aioli::back::print_c(&p, &Default::default());
+        assert!(printed.contains("enum M { A, B = 4, C };"), "{printed}");
+        assert!(printed.contains("int r = C + s + 10;"), "{printed}");
+        assert!(printed.contains("r += A;"), "{printed}");
+        assert!(printed.contains("return r + A;"), "{printed}");
+    }
+
     #[test]
     fn opaque_file_and_struct_definition() {
         let p = ok("#include <stdio.h>\nvoid f(double x) { fprintf(stderr, \"%g\", x); }\n");
@@ -1327,7 +1366,12 @@ double h(double u) {
                 "2:3",
             ),
             ("union U { int a; };\n", "unions are not supported", "1:1"),
-            ("enum E { A };\n", "enums are not supported", "1:1"),
+            (
+                "enum E { A = 1.5 };\n",
+                "an enumerator's value must be an integer constant",
+                "1:14",
+            ),
+            ("enum E { A, A };\n", "redefinition of 'A'", "1:13"),
             (
                 "struct S { int a : 3; };\n",
                 "bit-fields are not supported",

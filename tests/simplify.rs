@@ -669,6 +669,11 @@ fn fold() {
     assert_simplifies("(2.0 + 3.0) * x", "5.0 * x");
     assert_simplifies("x * (1.0 / 4.0)", "x * 0.25");
     assert_simplifies("-(2.0) * -(3.0) * x", "6.0 * x");
+    assert_simplifies("2.0 * (4.0 * 0.001) * x", "0.008 * x");
+    // A result needing many more digits than its operands is not folded:
+    // `0.1 * 3.0` is 0.30000000000000004, `1.0 / 3.0` 0.3333333333333333.
+    assert_simplifies("0.1 * 3.0 * x", "0.1 * 3.0 * x");
+    assert_simplifies("x * (1.0 / 3.0)", "x / 3.0");
     // Kept as written (these have no finite value to compare).
     assert_eq!(printed("x + 1.0 / 0.0"), "x + 1.0 / 0.0");
     assert_eq!(printed("x * (1e308 * 10.0)"), "x * (1e308 * 10.0)");

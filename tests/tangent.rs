@@ -826,6 +826,11 @@ void f(const double *x, double *y)\n{\n    const char tag[] = \"42\";\n    int n
     ] {
         assert!(out.contains(kept), "{kept} missing:\n{out}");
     }
+    // The classification macros of <math.h>, read as functions.
+    let c = "#include <math.h>\nvoid f(const double *x, double *y)\n{\n    y[0] = x[0];\n    if (isnormal(x[1]) && fpclassify(x[0]) == FP_NORMAL)\n        y[0] = x[0] * x[1];\n}\n";
+    let out = tangent_of_text("classify.c", c, "f(y)/(x)", &[]).unwrap();
+    assert!(out.contains("aioli_tmp = isnormal(x[1]);"), "{out}");
+    assert!(out.contains("fpclassify(x[0]) == 4;"), "{out}");
 }
 
 /// `tangent/call-external-unknown`: the rest of `<math.h>` without
@@ -1005,6 +1010,34 @@ double f(int n, double *x)\n{\n    double s = 0.0;\n    bind(x);\n    for (int i
     ] {
         assert!(code.contains(line), "{line}\n{code}");
     }
+}
+
+/// `tangent/names`: a local or parameter named like a function that only
+/// the derivative calls (`cos` for `sin`'s partial, `exp` for `erf`'s) is
+/// renamed, so the call reaches the function; the output compiles.
+#[test]
+fn names_hiding_a_function_the_derivative_calls_are_renamed() {
+    let c = "#include <math.h>\nvoid f(const double *x, double exp, double *y)\n{\n    double cos = 2.0; /* hides cos */\n    y[0] = sin(x[0]) * cos + erf(x[1]) * exp;\n}\n";
+    let out = tangent_of_text("hide.c", c, "f(y)/(x)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    for line in [
+        "void f_d(const double *x, const double *xd, double exp0, double *y, double *yd)",
+        "double cos0 = 2.0;",
+        "cos(x[0]) * xd[0] * cos0",
+        "exp(-(x[1] * x[1]))",
+        "y[0] = sin(x[0]) * cos0 + erf(x[1]) * exp0;",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("hide_d.c");
+    std::fs::write(&src, &out).unwrap();
+    common::compile(
+        &["-std=c99", "-Wall", "-Wextra", "-Werror", "-c"],
+        &[&src],
+        &dir.path().join("hide_d.o"),
+    )
+    .unwrap();
 }
 
 /// `tangent/static-local`: a static local's value on entry is left by

@@ -776,11 +776,18 @@ impl<'a> Analysis<'a> {
         let StmtKind::Call { callee, result, .. } = &s.kind else {
             return false;
         };
-        // The result's target is saved as a reference, not by the snapshot.
-        let result_zones: &[Zone] = result
+        // The result's target is saved as a reference, not by the snapshot,
+        // unless the callee also writes its zone (`y[0] = g(y, s)` with g
+        // writing `y[1]`: the reference saves one element of the atom).
+        let own = self.callee_writes(f, i);
+        let result_zones: Vec<Zone> = result
             .as_ref()
             .and_then(|r| f.ref_zones.get(&facts::key(r)))
-            .map_or(&[], |v| v.as_slice());
+            .map_or(&[][..], |v| v.as_slice())
+            .iter()
+            .copied()
+            .filter(|z| !own.contains(z))
+            .collect();
         let callee = self.program.proc(*callee);
         let directive = |c: &crate::il::Comments| {
             c.leading
@@ -813,6 +820,35 @@ impl<'a> Analysis<'a> {
                     _ => false,
                 }
             })
+    }
+
+    /// The caller zones the callee of the call at point `i` writes itself,
+    /// the assignment of its result apart.
+    pub(crate) fn callee_writes(&self, f: &ProcFacts<'_>, i: usize) -> BTreeSet<Zone> {
+        let mut out = BTreeSet::new();
+        let Some(site) = f.calls.get(&i) else {
+            return out;
+        };
+        let Some(sm) = site.callee.and_then(|c| self.summaries.get(&c)) else {
+            // A library call: its writes are all its own.
+            out.extend(f.points[i].effect.writes.iter().copied());
+            return out;
+        };
+        for z in &sm.writes {
+            if matches!(
+                self.locs.object(self.locs.zone(*z).obj).kind,
+                ObjKind::Result(_)
+            ) {
+                continue;
+            }
+            match site.map.get(z) {
+                Some(zs) => out.extend(zs.iter().copied()),
+                None => {
+                    out.insert(*z);
+                }
+            }
+        }
+        out
     }
 
     /// Every intraprocedural analysis of one procedure in a given context.

@@ -440,6 +440,7 @@ impl<'a> CPrinter<'a> {
                 ItemKind::LocalInclude { written, .. } => (include_line(written), 0),
                 ItemKind::Typedef(t) => (self.typedef_item(*t), 1),
                 ItemKind::Struct(s) => (self.struct_body(*s).append(text(";")), 2),
+                ItemKind::Enum { tag, constants } => (enum_item(tag.as_deref(), constants), 2),
                 ItemKind::Globals {
                     base,
                     storage,
@@ -1410,6 +1411,31 @@ fn leaf(qt: &QualType) -> &QualType {
 
 fn is_leaf(qt: &QualType) -> bool {
     !matches!(qt.ty, Type::Pointer(_) | Type::Array { .. })
+}
+
+/// `enum Model { LINEAR, QUAD = 4 };` (`il/enum`): a value the source gave
+/// is written, the others are left to counting as they were.
+fn enum_item(tag: Option<&str>, constants: &[crate::il::EnumConstant]) -> Doc {
+    let head = match tag {
+        Some(t) => format!("enum {t} {{"),
+        None => "enum {".to_string(),
+    };
+    let items = constants.iter().map(|c| {
+        if c.written {
+            text(format!("{} = {}", c.name, c.value))
+        } else {
+            text(c.name.clone())
+        }
+    });
+    text(head)
+        .append(
+            RcDoc::line()
+                .append(RcDoc::intersperse(items, text(",").append(RcDoc::line())))
+                .nest(INDENT),
+        )
+        .append(RcDoc::line())
+        .append(text("};"))
+        .group()
 }
 
 #[cfg(test)]

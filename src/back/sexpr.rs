@@ -183,6 +183,16 @@ impl SPrinter<'_> {
                 "macro-line",
                 vec![text(quote(s))].into_iter().chain(attrs).collect(),
             ),
+            ItemKind::Enum { tag, constants } => {
+                let mut parts = vec![text(tag.clone().unwrap_or_else(|| "_".into()))];
+                parts.extend(
+                    constants
+                        .iter()
+                        .map(|c| text(format!("({} {})", c.name, c.value))),
+                );
+                parts.extend(attrs);
+                form("enum", parts)
+            }
             ItemKind::LocalInclude { written, file } => {
                 let mut parts = vec![
                     text(quote(written)),

@@ -3323,6 +3323,10 @@ pub(crate) fn item_names(program: &Program, kind: &ItemKind) -> Vec<String> {
         ItemKind::MacroLine(line) => vec![format!("macro {line}")],
         ItemKind::LocalInclude { written, .. } => vec![format!("include {written}")],
         ItemKind::Typedef(id) => vec![format!("typedef {}", program.typedefs[id.index()].name)],
+        ItemKind::Enum { constants, .. } => constants
+            .iter()
+            .map(|c| format!("enumerator {}", c.name))
+            .collect(),
         ItemKind::Struct(id) => program
             .structs
             .get(id.index())

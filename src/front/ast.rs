@@ -98,10 +98,28 @@ pub enum TypeSpecifier {
     Struct(StructSpec),
     /// `union ...`: parsed so that lowering can reject it by name.
     Union(Span),
-    /// `enum ...`: parsed so that lowering can reject it by name.
-    Enum(Span),
+    /// `enum tag`, `enum tag { ... }` or `enum { ... }`.
+    Enum(EnumSpec),
     /// A typedef name.
     Named(String, Span),
+}
+
+/// An enum specifier: its constants are `int`s named in the scope of the
+/// declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumSpec {
+    pub tag: Option<(String, Span)>,
+    /// `None` for a reference to an enum defined elsewhere (`enum tag`).
+    pub enumerators: Option<Vec<Enumerator>>,
+    pub span: Span,
+}
+
+/// `NAME` or `NAME = constant-expression` in an enum's list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Enumerator {
+    pub name: String,
+    pub value: Option<Expr>,
+    pub span: Span,
 }
 
 /// `struct tag`, `struct tag { ... }` or `struct { ... }`.

@@ -37,6 +37,11 @@ const MATH_MACROS: &str = "#define M_PI 3.14159265358979323846
 #define HUGE_VAL (1.0/0.0)
 #define INFINITY (1.0/0.0)
 #define NAN (0.0/0.0)
+#define FP_NAN 0
+#define FP_INFINITE 1
+#define FP_ZERO 2
+#define FP_SUBNORMAL 3
+#define FP_NORMAL 4
 ";
 
 const STDLIB: &str = "void *malloc(size_t);
@@ -115,6 +120,8 @@ double nan(const char *);
 int isnan(double);
 int isinf(double);
 int isfinite(double);
+int isnormal(double);
+int fpclassify(double);
 int signbit(double);
 ";
 

@@ -835,6 +835,13 @@ pub enum ItemKind {
         file: FileId,
     },
     Typedef(TypedefId),
+    /// An enum definition at file scope (`enum Model { LINEAR, QUAD = 4 };`):
+    /// the code spells its constants by name (`IntConst`s whose text is the
+    /// name); a variable of the enum's type is an `int`. `il/enum`
+    Enum {
+        tag: Option<String>,
+        constants: Vec<EnumConstant>,
+    },
     /// A struct definition on its own (`struct P { ... };`).
     Struct(StructId),
     /// A global declaration, possibly with several declarators.
@@ -846,6 +853,15 @@ pub enum ItemKind {
     /// A prototype without a body.
     Prototype(ProcId),
     Function(ProcId),
+}
+
+/// A constant of an enum: its name, its value, and whether the source gave
+/// the value (`= 4`) or left it to counting.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnumConstant {
+    pub name: String,
+    pub value: i64,
+    pub written: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1376,7 +1376,14 @@ impl<'p, R: Real> Machine<'p, R> {
     fn call_math_integer(&mut self, name: &str, args: &'p [Expr]) -> Res<Option<i64>> {
         if !matches!(
             name,
-            "lrint" | "lround" | "signbit" | "isnan" | "isinf" | "isfinite"
+            "lrint"
+                | "lround"
+                | "signbit"
+                | "isnan"
+                | "isinf"
+                | "isfinite"
+                | "isnormal"
+                | "fpclassify"
         ) {
             return Ok(None);
         }
@@ -1394,6 +1401,16 @@ impl<'p, R: Real> Machine<'p, R> {
             "signbit" => i64::from(x.is_sign_negative()),
             "isnan" => i64::from(x.is_nan()),
             "isinf" => i64::from(x.is_infinite()),
+            "isnormal" => i64::from(x.is_normal()),
+            // The values of `FP_NAN`, ... as the tool's <math.h> (and
+            // glibc's) define them.
+            "fpclassify" => match x.classify() {
+                std::num::FpCategory::Nan => 0,
+                std::num::FpCategory::Infinite => 1,
+                std::num::FpCategory::Zero => 2,
+                std::num::FpCategory::Subnormal => 3,
+                std::num::FpCategory::Normal => 4,
+            },
             _ => i64::from(x.is_finite()),
         }))
     }

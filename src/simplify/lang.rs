@@ -252,7 +252,30 @@ fn fold_binary(kind: RealKind, op: Arith, a: f64, b: f64) -> Option<Const> {
             r
         }
     };
+    // A result that needs many more digits than its operands
+    // (`0.1 * 3` is 0.30000000000000004) stays as written: the user
+    // recognises `0.1 * 3`, not the rounding of it.
+    let written = significant_digits(kind, a).max(significant_digits(kind, b));
+    if significant_digits(kind, r) > written + 4 {
+        return None;
+    }
     Const::new(r)
+}
+
+/// The significant digits of the shortest decimal that reads back as `v`
+/// in precision `kind`, as the printer writes it.
+fn significant_digits(kind: RealKind, v: f64) -> usize {
+    let text = match kind {
+        RealKind::Float => format!("{:e}", v as f32),
+        RealKind::Double | RealKind::LongDouble => format!("{v:e}"),
+    };
+    let mantissa = text.split('e').next().unwrap_or("");
+    mantissa
+        .bytes()
+        .filter(u8::is_ascii_digit)
+        .skip_while(|&d| d == b'0')
+        .count()
+        .max(1)
 }
 
 impl Analysis<Node> for Fold {

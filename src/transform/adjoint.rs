@@ -365,8 +365,10 @@ fn adjoint_pass(
         } else if joint_called.contains(&p) {
             procs.fused = Some(make("_b", &mut out));
         }
+        // With `--split`, every head gets the pair too (CONTRACT §2: the
+        // split adjoint of f is `f_fwd` and `f_bwd`), besides its `P_b`.
         let pair_needed = if heads.contains(&p) {
-            called_by_diff.contains(&p)
+            called_by_diff.contains(&p) || opts.split
         } else {
             split_called.contains(&p) || !joint_called.contains(&p)
         };
@@ -451,9 +453,22 @@ fn adjoint_pass(
                 host.heads.remove(&p);
             }
             host.start_proc(p, &hoisted_of[&p]);
+            let notes = host.notes.len();
             let applied = engine::apply(rules, &mut host, "proc", &AVal::Proc(p, body));
             if split && procs.joint.is_some() {
                 host.heads.insert(p);
+            }
+            // A head's pair that only `--split` asked for, and that the
+            // split translation cannot give (a local array kept from one
+            // sweep to the other, ...), is left out: its `P_b` stands.
+            if split && applied.is_err() && procs.joint.is_some() && !called_by_diff.contains(&p) {
+                host.notes.truncate(notes);
+                host.error_span = None;
+                if let Some(a) = host.aprocs.get_mut(&p) {
+                    a.fwd = None;
+                    a.bwd = None;
+                }
+                continue;
             }
             applied.map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
         }
@@ -462,6 +477,8 @@ fn adjoint_pass(
     let found = std::mem::take(&mut host.fwd_found);
     let notes = std::mem::take(&mut host.notes);
     let mut out = host.finish(&diff_procs);
+    let emitted: Vec<ProcId> = (0..out.procs.len()).map(|i| ProcId(i as u32)).collect();
+    super::unshadow_called_functions(&mut out, &emitted);
     for p in out.procs.iter_mut() {
         if let Some(b) = &mut p.body {
             let mut n = 0;
@@ -2263,7 +2280,19 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     }
                 }
             }
-            let result_zones: Vec<Zone> = result.iter().flat_map(|r| self.zones_of(r)).collect();
+            // The result's reference is saved above, unless the callee
+            // writes its zone too (`y[0] = g(y, s)`, g writing `y[1]`).
+            let own = self
+                .a
+                .facts
+                .get(&self.proc)
+                .and_then(|f| Some(self.a.callee_writes(f, *f.point_of.get(&id)?)))
+                .unwrap_or_default();
+            let result_zones: Vec<Zone> = result
+                .iter()
+                .flat_map(|r| self.zones_of(r))
+                .filter(|z| !own.contains(z))
+                .collect();
             let mut objs = BTreeSet::new();
             for z in restore.iter().copied() {
                 if result_zones.contains(&z) {
@@ -2559,6 +2588,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         match &e.kind {
             ExprKind::AddrOf(r) => self.is_diff_address(r),
             ExprKind::Cast { arg, .. } => self.is_diff_address(arg),
+            // `n > 2 ? x : x + 1` passed to a call (`adjoint/ref-cond`).
+            ExprKind::Cond { then, other, .. } if is_pointer(self.program, &e.ty) => {
+                self.is_diff_address(then) && self.is_diff_address(other)
+            }
             ExprKind::Binary {
                 op: BinOp::Add | BinOp::Sub,
                 lhs,
@@ -2749,11 +2782,17 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// A temporary of an original struct type: a struct result computed
     /// before the old value of its target is saved (`adjoint/call-split`).
     fn primal_temp(&mut self, ty: &QualType) -> SymId {
-        let key = format!("primal/{:?}", ty.ty);
+        self.result_temp(ty, "primal", "aioli_result")
+    }
+
+    /// A temporary of type `ty` for a call's result, one per kind of use
+    /// and type.
+    fn result_temp(&mut self, ty: &QualType, use_: &str, base: &str) -> SymId {
+        let key = format!("{use_}/{:?}", ty.ty);
         if let Some(&t) = self.temps.get(&key) {
             return t;
         }
-        let name = self.namer.fresh_local("aioli_result");
+        let name = self.namer.fresh_local(base);
         let mut ty = ty.clone();
         ty.is_const = false;
         let t = self.new_sym(&name, ty, SymKind::Local);
@@ -3179,6 +3218,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 // (`adjoint/share-calls`). A condition known false
                 // (`pow(q, 1.5)`: 1.5 < 1) leaves the partial unguarded.
                 Some(c) if d.guarded => match fold_known(self.instantiate(c, &env)?) {
+                    // A partial that tests the condition itself
+                    // (`deriv/pow`'s ∂y) is zero there already.
+                    Some(test) if matches!(&partial.kind, ExprKind::Cond { cond, .. } if **cond == test) => {
+                        self.binary(BinOp::Mul, partial, val.clone())
+                    }
                     Some(test) => {
                         let zero = self.real(0.0, partial.ty.clone());
                         let guarded = cond(test, zero, partial);
@@ -3248,6 +3292,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 let ty = super::names::address_type(&self.out, &then.ty)
                     .or_else(|| super::names::address_type(&self.out, &other.ty))
                     .unwrap_or_else(|| real_of_rank(rank));
+                // A template's test on numbers (`deriv/pow` at `pow(2.0,
+                // x)`: `2.0 == 0`) is decided here.
+                if let Some(known) = super::names::decided(&cond) {
+                    return Ok(if known { then } else { other });
+                }
                 Expr::new(
                     ExprKind::Cond {
                         cond: Box::new(cond),
@@ -4155,33 +4204,26 @@ fn find_stmt_mut<'s>(stmts: &'s mut [Stmt], pick: &dyn Fn(&Stmt) -> bool) -> Opt
     None
 }
 
+/// Do a call's arguments read the variable its result is stored in
+/// (`q = peek(q, &y[i])`)?
+fn args_read_target(args: &[Expr], target: &Expr) -> bool {
+    let Some(root) = super::names::root_sym(target) else {
+        return true;
+    };
+    let mut found = false;
+    for a in args {
+        crate::il::visit_expr(a, &mut |x| {
+            found |= matches!(x.kind, ExprKind::Var(v) if v == root)
+        });
+    }
+    found
+}
+
 /// A singular-point condition with its comparisons of two numbers decided
 /// (`p == 0.0 && 0.5 < 1.0` is `p == 0.0`): `None` when it is known false.
 fn fold_known(e: Expr) -> Option<Expr> {
-    fn number(e: &Expr) -> Option<f64> {
-        match &peel_casts(e).kind {
-            ExprKind::RealConst { value, .. } => Some(*value),
-            ExprKind::IntConst { value, .. } => Some(*value as f64),
-            _ => None,
-        }
-    }
-    // Some(b): the condition is known to be b.
-    fn known(e: &Expr) -> Option<bool> {
-        let ExprKind::Binary { op, lhs, rhs } = &e.kind else {
-            return None;
-        };
-        let (a, b) = (number(lhs)?, number(rhs)?);
-        Some(match op {
-            BinOp::Lt => a < b,
-            BinOp::Le => a <= b,
-            BinOp::Gt => a > b,
-            BinOp::Ge => a >= b,
-            BinOp::Eq => a == b,
-            BinOp::Ne => a != b,
-            _ => return None,
-        })
-    }
-    match known(&e) {
+    use super::names::decided;
+    match decided(&e) {
         Some(false) => return None,
         // Always singular: kept as written (it has no variable to test).
         Some(true) => return Some(e),
@@ -4195,7 +4237,7 @@ fn fold_known(e: Expr) -> Option<Expr> {
     else {
         return Some(e);
     };
-    match (known(lhs), known(rhs)) {
+    match (decided(lhs), decided(rhs)) {
         (Some(false), _) | (_, Some(false)) => None,
         (Some(true), _) => fold_known((**rhs).clone()),
         (_, Some(true)) => fold_known((**lhs).clone()),
@@ -4584,6 +4626,24 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 _ => false,
             },
             "isRef" => orig_expr(subject).is_some_and(|e| self.a.is_ref(e)),
+            // `adjoint/actual-converted`: a real passed by value to a
+            // formal of another precision (a `double` to a `float`).
+            "isConverted" => match subject {
+                AVal::Arg(s, i) => match &s.kind {
+                    StmtKind::Call { callee, args, .. } => {
+                        let formal = self
+                            .program
+                            .proc(*callee)
+                            .params
+                            .get(*i)
+                            .map(|&f| real_rank(self.program, &self.program.sym(f).ty));
+                        let actual = args.get(*i).map(|a| real_rank(self.program, &a.ty));
+                        matches!((formal, actual), (Some(f), Some(a)) if f > 0 && a > 0 && f != a)
+                    }
+                    _ => false,
+                },
+                _ => false,
+            },
             "isReal" => orig_expr(subject).is_some_and(|e| real_rank(self.program, &e.ty) > 0),
             // A real or a struct: passed by value (`adjoint/arg-ref-value`).
             "isByValue" => orig_expr(subject).is_some_and(|e| {
@@ -5449,7 +5509,15 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     AVal::Arg(s, i) => (*s as *const Stmt as usize, *i),
                     _ => return Err(ApplyError::new("'arg-temp' takes an argument")),
                 };
-                let ty = self.expr_of(&args[0])?.ty;
+                let mut ty = self.expr_of(&args[0])?.ty;
+                // A real formal's own precision (`adjoint/actual-converted`).
+                if let AVal::Arg(st, _) = &args[0]
+                    && let StmtKind::Call { callee, .. } = &st.kind
+                    && let Some(&f) = self.program.proc(*callee).params.get(i)
+                    && real_rank(self.program, &self.program.sym(f).ty) > 0
+                {
+                    ty = self.program.sym(f).ty.clone();
+                }
                 let t = match self.arg_temps.get(&(s, i)) {
                     Some(&t) => t,
                     None => {
@@ -5513,28 +5581,41 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 self.bsyms.insert(s, b);
                 AVal::Sym(b)
             }
-            "push-call-pointer" | "pop-call-pointer" => {
+            "push-call-pointer" | "pop-call-pointer-before" | "pop-call-pointer-after" => {
                 // `adjoint/call-pointer-result`: the pointer the call sets
-                // and its adjoint pointer, saved before it when needed
-                // after (below what `P_fwd` pushes), restored after
-                // `P_bwd`.
+                // and its adjoint pointer. When the arguments read them
+                // (`q = peek(q, ...)`), they are saved after `P_fwd`'s own
+                // records (see `call-forward-pointer`) and restored before
+                // `P_bwd`; otherwise saved before `P_fwd` and restored
+                // after `P_bwd`.
                 arity(1, &args)?;
-                let r = match self.stmt().map(|s| &s.kind) {
+                let (r, reread) = match self.stmt().map(|s| &s.kind) {
                     Some(StmtKind::Call {
-                        result: Some(r), ..
-                    }) => r,
+                        result: Some(r),
+                        args: cargs,
+                        ..
+                    }) => (r, args_read_target(cargs, r)),
                     _ => return Err(ApplyError::new(format!("'{head}' outside a call"))),
                 };
                 let rb = self.expr_of(&args[0])?;
-                let code = match (self.must_save(r), head == "push-call-pointer") {
-                    (false, _) => Vec::new(),
-                    (true, true) => vec![self.push_of(r), self.push_of(&rb)],
-                    (true, false) => vec![self.pop_of(&rb), self.pop_of(r)],
+                let code = match (self.must_save(r), head) {
+                    (true, "push-call-pointer") if !reread => {
+                        vec![self.push_of(r), self.push_of(&rb)]
+                    }
+                    (true, "pop-call-pointer-before") if reread => {
+                        vec![self.pop_of(&rb), self.pop_of(r)]
+                    }
+                    (true, "pop-call-pointer-after") if !reread => {
+                        vec![self.pop_of(&rb), self.pop_of(r)]
+                    }
+                    _ => Vec::new(),
                 };
                 AVal::Code(self.tag(code, rule))
             }
             "call-forward-pointer" => {
-                // `adjoint/call-pointer-result`: `p = P_fwd(ARGS, &pb)`.
+                // `adjoint/call-pointer-result`: `p = P_fwd(ARGS, &pb)`;
+                // when p and pb are needed after, into temporaries first,
+                // so that they are saved above what `P_fwd` pushes.
                 arity(3, &args)?;
                 let ForwardCall {
                     stmt: s,
@@ -5544,10 +5625,41 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 } = self.forward_call(head, &args[1])?;
                 let rb = self.expr_of(&args[2])?;
                 let ty = rb.ty.clone().pointer_to();
-                cargs.push(Expr::new(ExprKind::AddrOf(Box::new(rb)), ty, self.span()));
-                let mut c = self.call_stmt(fwd, cargs, result.cloned());
-                c.comments = s.comments.clone();
-                AVal::Code(self.tag(vec![c], rule))
+                let saved = result
+                    .filter(|r| self.must_save(r))
+                    .filter(|r| {
+                        matches!(&s.kind, StmtKind::Call { args, .. } if args_read_target(args, r))
+                    })
+                    .cloned();
+                let code = match saved {
+                    Some(r) => {
+                        let t = self.result_temp(&r.ty, "pointer-result", "aioli_result");
+                        let tb =
+                            self.result_temp(&rb.ty, "pointer-result-adjoint", "aioli_resultb");
+                        let (tv, tbv) = (self.var(t), self.var(tb));
+                        cargs.push(Expr::new(
+                            ExprKind::AddrOf(Box::new(tbv.clone())),
+                            ty,
+                            self.span(),
+                        ));
+                        let mut c = self.call_stmt(fwd, cargs, Some(tv.clone()));
+                        c.comments = s.comments.clone();
+                        vec![
+                            c,
+                            self.push_of(&r),
+                            self.push_of(&rb),
+                            self.assign(r, tv, AssignSugar::Plain),
+                            self.assign(rb, tbv, AssignSugar::Plain),
+                        ]
+                    }
+                    None => {
+                        cargs.push(Expr::new(ExprKind::AddrOf(Box::new(rb)), ty, self.span()));
+                        let mut c = self.call_stmt(fwd, cargs, result.cloned());
+                        c.comments = s.comments.clone();
+                        vec![c]
+                    }
+                };
+                AVal::Code(self.tag(code, rule))
             }
             "call-forward" => {
                 arity(2, &args)?;

@@ -16,7 +16,7 @@ pub mod adjoint;
 pub mod checkpoint;
 pub mod keep;
 
-use crate::il::{Item, ItemKind, ProcId, Program, StmtKind};
+use crate::il::{Item, ItemKind, ProcId, Program, ScopeId, StmtKind, SymId};
 use std::collections::HashSet;
 
 /// The procedures the generated ones `roots` call or mention, directly or
@@ -35,6 +35,109 @@ pub(crate) fn reached_from(out: &Program, roots: impl Iterator<Item = ProcId>) -
         }
     }
     needed
+}
+
+/// `tangent/names`: a parameter or local of a generated procedure that
+/// bears the name of a function the procedure calls (`double cos = 2.0;`
+/// beside the derivative's `cos(x)`, a parameter `exp` beside `erf`'s
+/// partial) would hide that function: it is renamed `cos0`, `cos1`, …,
+/// with its derivative's name unchanged. The original called none of
+/// those functions where the name was visible, so only generated code
+/// can meet the clash.
+pub(crate) fn unshadow_called_functions(out: &mut Program, procs: &[ProcId]) {
+    use crate::il::{ExprKind, Stmt, visit_expr};
+    /// The (name, scope) pairs where a function of that name is called
+    /// with that scope visible, walking with the scopes open at each point.
+    fn calls(
+        out: &Program,
+        stmts: &[Stmt],
+        open: &mut Vec<ScopeId>,
+        seen: &mut HashSet<(String, ScopeId)>,
+    ) {
+        for st in stmts {
+            let mut names: Vec<String> = Vec::new();
+            match &st.kind {
+                StmtKind::Call { callee, .. } => names.push(out.proc(*callee).name.clone()),
+                StmtKind::Alloc { .. } => names.extend(["malloc", "calloc"].map(String::from)),
+                StmtKind::Free { .. } => names.push("free".into()),
+                _ => {}
+            }
+            for e in names::stmt_exprs(st) {
+                visit_expr(e, &mut |x| {
+                    if let ExprKind::Intrinsic { call, .. } = &x.kind {
+                        names.push(if call.name.is_empty() {
+                            call.func.c_name().to_string()
+                        } else {
+                            call.name.clone()
+                        });
+                    }
+                });
+            }
+            for n in names {
+                seen.extend(open.iter().map(|&s| (n.clone(), s)));
+            }
+            let nested = |b: &crate::il::Block,
+                          open: &mut Vec<ScopeId>,
+                          seen: &mut HashSet<(String, ScopeId)>| {
+                open.push(b.scope);
+                calls(out, &b.stmts, open, seen);
+                open.pop();
+            };
+            match &st.kind {
+                StmtKind::Block(b) => nested(b, open, seen),
+                StmtKind::If { then, other, .. } => {
+                    nested(then, open, seen);
+                    if let Some(o) = other {
+                        nested(o, open, seen);
+                    }
+                }
+                StmtKind::Loop { header, body } => {
+                    open.push(body.scope);
+                    if let crate::il::LoopHeader::For { init, step, .. } = header {
+                        calls(out, init, open, seen);
+                        calls(out, step, open, seen);
+                    }
+                    calls(out, &body.stmts, open, seen);
+                    open.pop();
+                }
+                StmtKind::Switch { cases, .. } => {
+                    for c in cases {
+                        calls(out, &c.body, open, seen);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut taken: HashSet<String> = out.symbols.iter().map(|s| s.name.clone()).collect();
+    taken.extend(out.procs.iter().map(|p| p.name.clone()));
+    for &p in procs {
+        let Some(body) = &out.proc(p).body else {
+            continue;
+        };
+        let mut seen: HashSet<(String, ScopeId)> = HashSet::new();
+        let mut open = vec![out.proc(p).scope, body.scope];
+        calls(out, &body.stmts, &mut open, &mut seen);
+        let mut own: Vec<SymId> = out.proc(p).params.clone();
+        crate::il::visit_stmts(&body.stmts, &mut |st| {
+            if let StmtKind::Decl { vars, .. } = &st.kind {
+                own.extend(vars.iter().map(|d| d.sym));
+            }
+        });
+        for s in own {
+            let sym = &out.symbols[s.index()];
+            if !seen.contains(&(sym.name.clone(), sym.scope)) {
+                continue;
+            }
+            let name = sym.name.clone();
+            let fresh = (0..)
+                .map(|k| format!("{name}{k}"))
+                .find(|n| !taken.contains(n))
+                .expect("an unused name");
+            taken.insert(fresh.clone());
+            out.symbols[s.index()].name = fresh;
+        }
+    }
 }
 
 /// Drops the user's prototypes of `static` functions the output does not

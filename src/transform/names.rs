@@ -10,7 +10,8 @@
 use crate::analysis::Analysis;
 use crate::analysis::locs::{ObjKind, Zone};
 use crate::il::{
-    Expr, ExprKind, ProcId, Program, QualType, StmtKind, StructId, SymId, Type, TypedefId,
+    BinOp, Expr, ExprKind, ProcId, Program, QualType, StmtKind, StructId, SymId, Type, TypedefId,
+    UnOp,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -656,6 +657,12 @@ impl Namer {
         // The output keeps the user's `#define` lines: a name they define
         // would replace a generated variable of that name.
         taken.extend(program.macro_names().map(str::to_string));
+        // Enumerators the output spells by name (`il/enum`).
+        for item in &program.items {
+            if let crate::il::ItemKind::Enum { constants, .. } = &item.kind {
+                taken.extend(constants.iter().map(|c| c.name.clone()));
+            }
+        }
         // The procedure owning each scope: scopes are created after their
         // parent, so one pass in order inherits the owner.
         let mut owner: Vec<Option<ProcId>> = vec![None; program.scopes.len()];
@@ -1270,5 +1277,46 @@ pub(crate) fn global_pointer_phrase(program: &Program, g: SymId) -> String {
         format!("global pointer '{}'", program.sym(g).name)
     } else {
         format!("a pointer in global '{}'", program.sym(g).name)
+    }
+}
+
+/// The value of a test on numbers (`2.0 == 0`, `0.5 < 1 && 3 > 2`), when
+/// every comparison in it is between two constants.
+pub(crate) fn decided(e: &Expr) -> Option<bool> {
+    fn number(e: &Expr) -> Option<f64> {
+        match &e.kind {
+            ExprKind::Cast { arg, .. } => number(arg),
+            ExprKind::Unary { op: UnOp::Neg, arg } => number(arg).map(|v| -v),
+            ExprKind::RealConst { value, .. } => Some(*value),
+            ExprKind::IntConst { value, .. } => Some(*value as f64),
+            _ => None,
+        }
+    }
+    let ExprKind::Binary { op, lhs, rhs } = &e.kind else {
+        return None;
+    };
+    match op {
+        BinOp::And => match (decided(lhs), decided(rhs)) {
+            (Some(false), _) | (_, Some(false)) => Some(false),
+            (Some(true), Some(true)) => Some(true),
+            _ => None,
+        },
+        BinOp::Or => match (decided(lhs), decided(rhs)) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (Some(false), Some(false)) => Some(false),
+            _ => None,
+        },
+        _ => {
+            let (a, b) = (number(lhs)?, number(rhs)?);
+            Some(match op {
+                BinOp::Lt => a < b,
+                BinOp::Le => a <= b,
+                BinOp::Gt => a > b,
+                BinOp::Ge => a >= b,
+                BinOp::Eq => a == b,
+                BinOp::Ne => a != b,
+                _ => return None,
+            })
+        }
     }
 }

@@ -44,6 +44,14 @@ use std::collections::HashSet;
 /// are wrapped into blocks first (`adjoint/checkpoint`,
 /// [`super::checkpoint`]).
 pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
+    let program = run_once_loops(program);
+    match structure_jumps_in(&program) {
+        Cow::Borrowed(_) => program,
+        Cow::Owned(out) => Cow::Owned(out),
+    }
+}
+
+fn structure_jumps_in(program: &Program) -> Cow<'_, Program> {
     let todo: Vec<ProcId> = program
         .defined_procs()
         .filter(|(_, p)| p.body.as_ref().is_some_and(|b| needs_structuring(&b.stmts)))
@@ -62,6 +70,83 @@ pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
         restructure_proc(&mut out, p, &mut taken);
     }
     Cow::Owned(out)
+}
+
+/// `adjoint/structure-once`: `do { B } while (0)`, the braces of a
+/// statement-like macro, runs B once; without a `break` or `continue` of
+/// its own it is the block `{ B }`, which the adjoint reverses without
+/// counting iterations.
+fn run_once_loops(program: &Program) -> Cow<'_, Program> {
+    let todo: Vec<ProcId> = program
+        .defined_procs()
+        .filter(|(_, p)| {
+            let mut found = false;
+            if let Some(b) = &p.body {
+                visit_stmts(&b.stmts, &mut |s| found |= runs_once(s));
+            }
+            found
+        })
+        .map(|(id, _)| id)
+        .collect();
+    if todo.is_empty() {
+        return Cow::Borrowed(program);
+    }
+    let mut out = program.clone();
+    for p in todo {
+        if let Some(body) = &mut out.procs[p.index()].body {
+            crate::il::rewrite_stmt_lists(&mut body.stmts, &mut |list| {
+                for st in list.iter_mut() {
+                    if runs_once(st)
+                        && let StmtKind::Loop { body, .. } = &mut st.kind
+                    {
+                        let body = std::mem::replace(
+                            body,
+                            Block {
+                                stmts: Vec::new(),
+                                scope: body.scope,
+                                closing_comments: Vec::new(),
+                                span: body.span,
+                            },
+                        );
+                        st.kind = StmtKind::Block(body);
+                    }
+                }
+            });
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Is `s` a `do … while (0)` that no `break` or `continue` leaves?
+fn runs_once(s: &Stmt) -> bool {
+    let StmtKind::Loop {
+        header: LoopHeader::DoWhile { cond },
+        body,
+    } = &s.kind
+    else {
+        return false;
+    };
+    matches!(cond.kind, ExprKind::IntConst { value: 0, .. }) && !leaves_loop(&body.stmts)
+}
+
+/// Does a `break` or `continue` in `stmts` leave the loop they are the
+/// body of (not a nested loop, a `break` not in a nested `switch`)?
+fn leaves_loop(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::Block(b) => leaves_loop(&b.stmts),
+        StmtKind::If { then, other, .. } => {
+            leaves_loop(&then.stmts) || other.as_ref().is_some_and(|o| leaves_loop(&o.stmts))
+        }
+        StmtKind::Switch { cases, .. } => cases.iter().any(|c| {
+            let mut cont = false;
+            visit_stmts(&c.body, &mut |x| {
+                cont |= matches!(x.kind, StmtKind::Continue)
+            });
+            cont
+        }),
+        _ => false,
+    })
 }
 
 /// Does a body contain a switch, a break, a continue, or a return that is

@@ -901,6 +901,8 @@ pub fn tangent_full(
     info.procs = host.dprocs.clone();
     info.structs = host.types.structs.clone();
     let mut out = host.finish(&diff_procs, new_type_items);
+    let emitted: Vec<ProcId> = (0..out.procs.len()).map(|i| ProcId(i as u32)).collect();
+    super::unshadow_called_functions(&mut out, &emitted);
     for p in out.procs.iter_mut() {
         if let Some(b) = &mut p.body {
             let mut n = 0;
@@ -1921,7 +1923,16 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             } else {
                 self.binary(BinOp::Mul, partial, da.clone())
             };
-            if d.guarded {
+            // Where the singular condition is known false (`pow(x, 3.0)`:
+            // `x == 0 && 3.0 < 1`), the partial is finite everywhere.
+            let never_singular = match d.singular.get(i) {
+                Some(c) => {
+                    let c = self.instantiate_partial(c, &env, rule)?;
+                    super::names::decided(&c) == Some(false)
+                }
+                None => false,
+            };
+            if d.guarded && !never_singular {
                 // `deriv/...` marked guarded: the partial is infinite at a
                 // finite point; a zero direction must still give zero.
                 let zero = self.real(0.0, da.ty.clone());
@@ -3144,6 +3155,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     .unwrap_or_else(|| {
                         real_of_rank(real_rank(&self.out, &a.ty).max(real_rank(&self.out, &b.ty)))
                     });
+                // A template's test on numbers (`deriv/pow` at `pow(2.0,
+                // x)`: `2.0 == 0`) is decided here.
+                if let Some(known) = super::names::decided(&c) {
+                    return Ok(Val::New(if known { a } else { b }));
+                }
                 let span = self.span();
                 Val::New(Expr::new(
                     ExprKind::Cond {
@@ -3974,6 +3990,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             }
         }
         self.drop_resets_after_zero_decls(&mut body_code);
+        self.drop_unread_derivatives(&mut body_code);
         super::recurrence::shorten_recurrences(&mut body_code, self);
         self.call_temps.clear();
         super::share::share_calls(&mut body_code, self);
@@ -4046,6 +4063,128 @@ fn address_escapes(program: &Program, s: SymId, body: &[Stmt]) -> bool {
 }
 
 impl<'x, 'a> TangentHost<'x, 'a> {
+    /// `tangent/assign-live-implicit-zero`, after simplification: a scalar
+    /// derivative nothing reads (`aioli_tmpd = g_d(x, xd, &aioli_tmp);`
+    /// for `g(x) * 0.0`, whose derivative term simplified away) is not
+    /// computed: its assignments go, a call keeps only its effects, and
+    /// its declarator is dropped (C warns about a variable set but unused).
+    fn drop_unread_derivatives(&self, stmts: &mut Vec<Stmt>) {
+        loop {
+            let mut read: HashSet<SymId> = HashSet::new();
+            let mut written: HashSet<SymId> = HashSet::new();
+            crate::il::visit_stmts(stmts, &mut |st| {
+                let target = match &st.kind {
+                    StmtKind::Assign { lhs, .. } => Some(lhs),
+                    StmtKind::Call {
+                        result: Some(r), ..
+                    } => Some(r),
+                    _ => None,
+                };
+                if let Some(Expr {
+                    kind: ExprKind::Var(v),
+                    ..
+                }) = target
+                {
+                    written.insert(*v);
+                }
+                if let StmtKind::Decl { vars, .. } = &st.kind {
+                    written.extend(vars.iter().map(|d| d.sym));
+                }
+                for e in crate::il::stmt_exprs(st) {
+                    if target
+                        .is_some_and(|t| std::ptr::eq(t, e) && matches!(t.kind, ExprKind::Var(_)))
+                    {
+                        continue;
+                    }
+                    crate::il::visit_expr(e, &mut |x| {
+                        if let ExprKind::Var(v) = x.kind {
+                            read.insert(v);
+                        }
+                    });
+                }
+            });
+            // (A loop header's statements stay: they are not in a list the
+            // rewrite below sees.)
+            let mut in_headers: HashSet<SymId> = HashSet::new();
+            crate::il::visit_stmts(stmts, &mut |st| {
+                if let StmtKind::Loop {
+                    header: LoopHeader::For { init, step, .. },
+                    ..
+                } = &st.kind
+                {
+                    for h in init.iter().chain(step) {
+                        for e in crate::il::stmt_exprs(h) {
+                            collect_syms(e, &mut in_headers);
+                        }
+                        if let StmtKind::Decl { vars, .. } = &h.kind {
+                            in_headers.extend(vars.iter().map(|d| d.sym));
+                        }
+                    }
+                }
+            });
+            let dead: HashSet<SymId> = written
+                .into_iter()
+                .filter(|s| !read.contains(s) && !in_headers.contains(s))
+                .filter(|s| self.primal_syms.contains_key(s))
+                .filter(|s| {
+                    let sym = &self.out.symbols[s.index()];
+                    matches!(sym.kind, SymKind::Local | SymKind::Temp)
+                        && sym.storage == Storage::Auto
+                        && self.out.is_real(&sym.ty.ty)
+                })
+                .collect();
+            if dead.is_empty() {
+                return;
+            }
+            let is_dead = |e: &Expr| matches!(e.kind, ExprKind::Var(v) if dead.contains(&v));
+            crate::il::rewrite_stmt_lists(stmts, &mut |list| {
+                // A dropped statement's comments (the user's, which the
+                // first derivative statement of a line carries) go to the
+                // next statement kept.
+                let mut orphan: Vec<String> = Vec::new();
+                let mut kept: Vec<Stmt> = Vec::with_capacity(list.len());
+                for mut st in list.drain(..) {
+                    let keep = match &mut st.kind {
+                        StmtKind::Assign { lhs, .. } => !is_dead(lhs),
+                        StmtKind::Call { result, .. } => {
+                            if result.as_ref().is_some_and(is_dead) {
+                                *result = None;
+                            }
+                            true
+                        }
+                        StmtKind::Decl { vars, .. } => {
+                            vars.retain(|d| !dead.contains(&d.sym));
+                            !vars.is_empty()
+                        }
+                        _ => true,
+                    };
+                    if !keep {
+                        orphan.append(&mut st.comments.leading);
+                        if let Some(t) = st.comments.trailing.take()
+                            && !t.starts_with("/* tangent/")
+                            && !t.starts_with("/* deriv/")
+                        {
+                            orphan.push(t);
+                        }
+                        continue;
+                    }
+                    if !orphan.is_empty() {
+                        orphan.append(&mut st.comments.leading);
+                        st.comments.leading = std::mem::take(&mut orphan);
+                    }
+                    kept.push(st);
+                }
+                if let Some(last) = kept.last_mut()
+                    && !orphan.is_empty()
+                {
+                    let own = last.comments.trailing.take().into_iter();
+                    last.comments.trailing = Some(own.chain(orphan).collect::<Vec<_>>().join(" "));
+                }
+                *list = kept;
+            });
+        }
+    }
+
     /// `tangent/reset-merge`: `vd = 0.0;` after `double vd = 0.0, v =
     /// ...;`, or `rd.acc = 0.0;` after `rd.acc = 0.0; r.acc = 0.0;`, stores
     /// what that memory already holds (nothing between can write it).

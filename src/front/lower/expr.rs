@@ -428,9 +428,29 @@ impl Lowerer<'_> {
     }
 
     fn ident(&mut self, name: &str, span: Span) -> R<Expr> {
-        if let Some(sym) = self.lookup_var(name) {
-            let ty = self.prog.symbols[sym.index()].ty.clone();
-            return Ok(Expr::new(ExprKind::Var(sym), ty, span));
+        // Variables and enumerators share C's ordinary namespace: the
+        // innermost scope declaring the name wins (`il/enum`).
+        let mut scope = Some(self.scope);
+        while let Some(s) = scope {
+            if let Some(&sym) = self.prog.scopes[s.index()].vars.get(name) {
+                let ty = self.prog.symbols[sym.index()].ty.clone();
+                return Ok(Expr::new(ExprKind::Var(sym), ty, span));
+            }
+            if let Some(&value) = self.enum_constants.get(&(s, name.to_string())) {
+                // A file-scope enum is printed with the output; one local
+                // to a function is not, so its constants print as values.
+                let text = if s == self.prog.global_scope {
+                    name.to_string()
+                } else {
+                    value.to_string()
+                };
+                return Ok(Expr::new(
+                    ExprKind::IntConst { value, text },
+                    QualType::int(),
+                    span,
+                ));
+            }
+            scope = self.prog.scopes[s.index()].parent;
         }
         if name == "NULL" {
             return Ok(Expr::new(

@@ -183,6 +183,10 @@ struct Lowerer<'a> {
     struct_defined: Vec<bool>,
     /// Structs defined while lowering the current declaration, inner first.
     new_structs: Vec<StructId>,
+    /// Enums defined at file scope while lowering the current declaration.
+    new_enums: Vec<ItemKind>,
+    /// The enumerators declared in each scope, with their values (`il/enum`).
+    enum_constants: HashMap<(ScopeId, String), i64>,
     /// Globals that have been given an initializer.
     initialized_globals: HashSet<SymId>,
     /// The scope names are looked up in and declared into.
@@ -222,6 +226,8 @@ impl<'a> Lowerer<'a> {
             defined_tags: HashSet::new(),
             struct_defined: Vec::new(),
             new_structs: Vec::new(),
+            new_enums: Vec::new(),
+            enum_constants: HashMap::new(),
             initialized_globals: HashSet::new(),
             scope: ScopeId(0),
             f: None,
@@ -634,8 +640,10 @@ impl<'a> Lowerer<'a> {
         let system = self.is_system(d.span);
         let is_typedef = matches!(d_storage(&d.specs), Some(ast::StorageClass::Typedef));
         self.new_structs.clear();
+        self.new_enums.clear();
         let specs = self.decl_specs(&d.specs, is_typedef)?;
         let new_structs = std::mem::take(&mut self.new_structs);
+        let new_enums = std::mem::take(&mut self.new_enums);
         let outer_struct = match &specs.ty.ty {
             Type::Struct(id) if new_structs.last() == Some(id) => Some(*id),
             _ => None,
@@ -643,6 +651,10 @@ impl<'a> Lowerer<'a> {
         let mut comments = Some(d.comments.clone());
         let mut take_comments = || comments.take().unwrap_or_default();
         if !system {
+            for kind in new_enums {
+                let c = take_comments();
+                self.push_item(kind, d.span, c);
+            }
             for id in &new_structs {
                 if is_typedef && Some(*id) == outer_struct {
                     continue;

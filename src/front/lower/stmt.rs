@@ -934,6 +934,13 @@ impl Lowerer<'_> {
         }
         let base = specs.ty.clone();
         if d.declarators.is_empty() {
+            // `enum Local { A, B };` declares its constants (`il/enum`).
+            let defines_enumerators = d.specs.items.iter().any(|i| {
+                matches!(i, ast::DeclSpec::Type(ast::TypeSpecifier::Enum(e)) if e.enumerators.is_some())
+            });
+            if defines_enumerators {
+                return Ok(());
+            }
             return err(d.span, "a declaration that declares nothing");
         }
         let mut pending: Vec<Declarator> = Vec::new();

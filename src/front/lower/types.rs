@@ -89,7 +89,10 @@ impl Lowerer<'_> {
                     ast::TypeSpecifier::Union(span) => {
                         return err(*span, "unions are not supported");
                     }
-                    ast::TypeSpecifier::Enum(span) => return err(*span, "enums are not supported"),
+                    ast::TypeSpecifier::Enum(e) => {
+                        other_count += 1;
+                        other = Some(self.enum_spec(e)?);
+                    }
                     ast::TypeSpecifier::Named(name, span) => {
                         other_count += 1;
                         match self.typedef_names.get(name) {
@@ -114,6 +117,71 @@ impl Lowerer<'_> {
             storage,
             inline,
         })
+    }
+
+    /// `il/enum`: the type is `int`; a list defines its constants in the
+    /// current scope (and, at file scope, an item to print).
+    fn enum_spec(&mut self, e: &ast::EnumSpec) -> R<Type> {
+        let int = QualType::int().ty;
+        let Some(list) = &e.enumerators else {
+            return Ok(int);
+        };
+        let mut next: i64 = 0;
+        let mut constants = Vec::new();
+        for item in list {
+            let value = match &item.value {
+                Some(v) => {
+                    let saved = self.forbid.replace("an enumerator's value");
+                    let mut fx = super::expr::Effects::default();
+                    let lowered = self.expr(v, &mut fx);
+                    self.forbid = saved;
+                    let lowered = lowered?;
+                    match self
+                        .fold_int(&lowered)
+                        .filter(|_| self.is_integer(&lowered.ty.ty))
+                    {
+                        Some(k) if i32::try_from(k).is_ok() => k,
+                        Some(_) => return err(v.span, "an enumerator's value must fit in an int"),
+                        None => {
+                            return err(
+                                v.span,
+                                "an enumerator's value must be an integer constant",
+                            );
+                        }
+                    }
+                }
+                None => next,
+            };
+            if i32::try_from(value).is_err() {
+                return err(item.span, "an enumerator's value must fit in an int");
+            }
+            let scope = self.scope;
+            let taken = self.prog.scopes[scope.index()]
+                .vars
+                .contains_key(&item.name)
+                || self
+                    .enum_constants
+                    .contains_key(&(scope, item.name.clone()))
+                || (self.f.is_none() && self.proc_names.contains_key(&item.name));
+            if taken {
+                return err(item.span, format!("redefinition of '{}'", item.name));
+            }
+            self.enum_constants
+                .insert((scope, item.name.clone()), value);
+            constants.push(crate::il::EnumConstant {
+                name: item.name.clone(),
+                value,
+                written: item.value.is_some(),
+            });
+            next = value + 1;
+        }
+        if self.f.is_none() {
+            self.new_enums.push(crate::il::ItemKind::Enum {
+                tag: e.tag.as_ref().map(|(t, _)| t.clone()),
+                constants,
+            });
+        }
+        Ok(int)
     }
 
     fn struct_spec(&mut self, s: &ast::StructSpec, allow_anonymous: bool) -> R<Type> {
