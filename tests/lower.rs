@@ -1548,9 +1548,14 @@ double h(double u) {
                 "1:16",
             ),
             (
-                "struct S { double a, b; };\nvoid f(void) { struct S s = { .a = 1 }; }\n",
-                "designated initializers are not supported",
+                "struct S { double a, b; };\nvoid f(void) { struct S s = { .c = 1 }; }\n",
+                "the struct has no field 'c'",
                 "2:31",
+            ),
+            (
+                "void f(int i) { double v[2] = { [i] = 1.0 }; }\n",
+                "an array designator must be an integer constant",
+                "1:34",
             ),
             (
                 "struct { double a; } s;\n",

@@ -164,6 +164,7 @@ fn show(e: &Expr) -> String {
         SizeofExpr(a) => format!("{{sizeof {}}}", show(a)),
         SizeofType(t) => format!("{{sizeof type {}}}", show_type(t)),
         Cast(t, a) => format!("{{cast {} {}}}", show_type(t), show(a)),
+        CompoundLiteral(t, _) => format!("{{literal {}}}", show_type(t)),
         Binary(op, a, b) => format!("{{{} {op:?} {}}}", show(a), show(b)),
         Conditional(c, a, b) => format!("{{{} ? {} : {}}}", show(c), show(a), show(b)),
         Assign(op, a, b) => format!("{{{} ={op:?} {}}}", show(a), show(b)),
@@ -373,7 +374,7 @@ fn several_init_declarators_and_initializers() {
             assert!(
                 items
                     .iter()
-                    .all(|i| matches!(i, Initializer::Designated(_)))
+                    .all(|i| matches!(i, Initializer::Designated(..)))
             )
         }
         other => panic!("{other:?}"),

@@ -195,8 +195,17 @@ pub struct ParamDecl {
 pub enum Initializer {
     Expr(Expr),
     List(Vec<Initializer>, Span),
-    /// `.x = ...` or `[2] = ...`: parsed so lowering can reject it by name.
-    Designated(Span),
+    /// `.x = ...` or `[2] = ...`: the designators, then the value.
+    Designated(Vec<Designator>, Box<Initializer>, Span),
+}
+
+/// One designator of a designated initializer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Designator {
+    /// `[constant-expression]`
+    Index(Expr),
+    /// `.field`
+    Field(String, Span),
 }
 
 /// A type in a cast or `sizeof`.
@@ -348,6 +357,9 @@ pub enum ExprKind {
     SizeofExpr(Box<Expr>),
     SizeofType(Box<TypeName>),
     Cast(Box<TypeName>, Box<Expr>),
+    /// `(V2){1.0, 2.0}`: an unnamed object of the type, initialised by
+    /// the list.
+    CompoundLiteral(Box<TypeName>, Box<Initializer>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     Conditional(Box<Expr>, Box<Expr>, Box<Expr>),
     Assign(AssignOp, Box<Expr>, Box<Expr>),

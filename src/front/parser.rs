@@ -217,12 +217,15 @@ impl<'a> ParseCtx<'a> {
         Ok(())
     }
 
-    /// A construct the grammar recognises only to refuse it by name, with
-    /// its location (CONTRACT §4), rather than as a syntax error.
-    pub(crate) fn unsupported<T>(&self, what: &str, l: usize, r: usize) -> Result<T, GrammarError> {
-        Err(ParseError::User {
-            error: Diagnostic::error(self.span(l, r), format!("{what} are not supported")),
-        })
+    pub(crate) fn compound_literal(
+        &self,
+        t: crate::front::ast::TypeName,
+        items: Vec<Initializer>,
+        l: usize,
+        r: usize,
+    ) -> Result<Expr, GrammarError> {
+        let list = self.init_list(items, l, r)?;
+        self.expr(ExprKind::CompoundLiteral(Box::new(t), Box::new(list)), l, r)
     }
 
     pub(crate) fn expr(&self, kind: ExprKind, l: usize, r: usize) -> Result<Expr, GrammarError> {

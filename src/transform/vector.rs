@@ -1506,6 +1506,10 @@ impl<'i> Vectorizer<'i> {
                     });
                 }
                 Some(init) if self.dsyms.contains(&d.sym) && !self.is_ptr(&sty) => {
+                    // Set by assignments now, so not `const` (`const
+                    // double w[2] = {...}`); the printer then declares it
+                    // apart from its primal.
+                    super::names::strip_own_const(&mut self.p.symbols[d.sym.index()].ty);
                     current.push(Declarator {
                         sym: d.sym,
                         init: None,

@@ -282,6 +282,45 @@ impl Lowerer<'_> {
                     span,
                 ))
             }
+            ast::ExprKind::CompoundLiteral(t, init) => {
+                // `il/split`: the unnamed object is a local declared, with
+                // its initializer, just before the statement.
+                if let Some(what) = self.forbid {
+                    return err(
+                        span,
+                        format!("a compound literal in {what} is not supported"),
+                    );
+                }
+                if self.f.is_none() {
+                    return err(
+                        span,
+                        "a compound literal outside a function is not supported",
+                    );
+                }
+                // Declared in a `?:` branch or a loop body, the object would
+                // die before a pointer to it is used.
+                if !self.literal_outlives_statement() {
+                    return err(
+                        span,
+                        "a compound literal in a branch of ?:, an operand of && or ||, or a loop condition is not supported (name the object first)",
+                    );
+                }
+                let mut ty = self.type_name(t)?;
+                let init = self.initializer(init, &mut ty, fx)?;
+                let sym = self.new_named_temp("aioli_literal", SymKind::Local, ty.clone(), span)?;
+                fx.pre.push(stmt(
+                    StmtKind::Decl {
+                        base: ty.clone(),
+                        storage: Storage::Auto,
+                        vars: vec![Declarator {
+                            sym,
+                            init: Some(init),
+                        }],
+                    },
+                    span,
+                ));
+                Ok(Expr::new(ExprKind::Var(sym), ty, span))
+            }
             ast::ExprKind::Cast(t, x) => {
                 let to = self.type_name(t)?;
                 let arg = self.expr(x, fx)?;
@@ -1040,7 +1079,9 @@ impl Lowerer<'_> {
     /// in `fx.pre`, to be placed inside that branch.
     fn branch_expr(&mut self, e: &ast::Expr, fx: &mut Effects) -> R<Expr> {
         let saved = std::mem::replace(&mut self.post_as_pre, true);
+        self.in_branch += 1;
         let r = self.expr(e, fx);
+        self.in_branch -= 1;
         self.post_as_pre = saved;
         r
     }
@@ -1479,8 +1520,27 @@ impl Lowerer<'_> {
         Ok(Expr::new(ExprKind::Var(tmp), ty, span))
     }
 
+    /// Does a compound literal declared now live as long as the statement
+    /// being lowered (its temporaries go to the statement's own block, not
+    /// to a `?:` branch or a loop body made for a condition)?
+    fn literal_outlives_statement(&self) -> bool {
+        self.in_branch == 0 && self.f.as_ref().is_some_and(|f| f.temp_scope == self.scope)
+    }
+
     /// A fresh temporary in the innermost block's scope.
     pub(super) fn new_temp(&mut self, ty: QualType, span: Span) -> R<crate::il::SymId> {
+        self.new_named_temp("aioli_tmp", SymKind::Temp, ty, span)
+    }
+
+    /// A fresh variable `base`, `base1`, ... of kind `kind` in the
+    /// innermost block's scope.
+    pub(super) fn new_named_temp(
+        &mut self,
+        base: &str,
+        kind: SymKind,
+        ty: QualType,
+        span: Span,
+    ) -> R<crate::il::SymId> {
         let Some(f) = &self.f else {
             return err(span, "a call here is not supported");
         };
@@ -1488,9 +1548,9 @@ impl Lowerer<'_> {
         let mut n = f.temp_count;
         let name = loop {
             let name = if n == 0 {
-                "aioli_tmp".to_string()
+                base.to_string()
             } else {
-                format!("aioli_tmp{n}")
+                format!("{base}{n}")
             };
             n += 1;
             if self.lookup_var(&name).is_none()
@@ -1506,7 +1566,7 @@ impl Lowerer<'_> {
         Ok(self.add_symbol(Symbol {
             name,
             ty,
-            kind: SymKind::Temp,
+            kind,
             storage: Storage::Auto,
             scope,
             span,

@@ -198,6 +198,9 @@ struct Lowerer<'a> {
     /// Postfix `++`/`--` must take effect before the expression is used
     /// (conditions, returned values): the old value goes to a temporary.
     post_as_pre: bool,
+    /// How many `?:` branches or `&&`/`||` right operands enclose the
+    /// expression being lowered (their effects are placed in a branch).
+    in_branch: usize,
     /// Set while lowering `assert`'s argument, where a string literal may
     /// be an operand anywhere (`assert(n > 0 && "n positive")`).
     in_assert: bool,
@@ -233,6 +236,7 @@ impl<'a> Lowerer<'a> {
             f: None,
             forbid: None,
             post_as_pre: false,
+            in_branch: 0,
             in_assert: false,
             body_trailing: None,
         }

@@ -1099,9 +1099,10 @@ impl Lowerer<'_> {
         depth: usize,
     ) -> R<Init> {
         match i {
-            ast::Initializer::Designated(span) => {
-                err(*span, "designated initializers are not supported")
-            }
+            ast::Initializer::Designated(_, _, span) => err(
+                *span,
+                "a designator outside a { } list of an array or struct",
+            ),
             ast::Initializer::Expr(e) => {
                 let resolved = self.resolve(&ty.ty).clone();
                 if let Type::Array { elem, len } = &resolved {
@@ -1170,7 +1171,7 @@ impl Lowerer<'_> {
             }
         };
         let mut pos = 0;
-        let init = self.aggregate_init(items, &mut pos, span, ty, fx, depth)?;
+        let init = self.aggregate_init(items, &mut pos, span, ty, fx, ListPlace::braced(depth))?;
         if pos < items.len() {
             return err(span, format!("too many initializers for the {what}"));
         }
@@ -1189,38 +1190,207 @@ impl Lowerer<'_> {
         span: Span,
         ty: &mut QualType,
         fx: &mut Effects,
-        depth: usize,
+        list: ListPlace,
     ) -> R<Init> {
+        let ListPlace { depth, own_list } = list;
         if depth > 64 {
             return err(span, "initializer is too deeply nested");
         }
         let resolved = self.resolve(&ty.ty).clone();
-        let mut out = Vec::new();
+        // Members by position; a designator (`[2] =`, `.y =`) moves the
+        // position, and members it skips are zero (C99 6.7.8).
+        let mut slots: Vec<Option<Init>> = Vec::new();
+        let mut at = 0usize;
         match &resolved {
             Type::Array { elem, len } => {
                 let n = len.as_ref().and_then(|l| l.value);
-                while *pos < items.len() && n.is_none_or(|n| (out.len() as u64) < n) {
-                    let mut e = (**elem).clone();
-                    out.push(self.member_init(items, pos, &mut e, fx, depth)?);
-                }
-                self.complete_array(ty, out.len() as u64, span);
-            }
-            Type::Struct(id) => {
-                let fields: Vec<QualType> = self.prog.structs[id.index()]
-                    .fields
-                    .iter()
-                    .map(|f| f.ty.clone())
-                    .collect();
-                for mut fty in fields {
-                    if *pos >= items.len() {
+                while *pos < items.len() {
+                    if let ast::Initializer::Designated(ds, value, dspan) = &items[*pos] {
+                        // A designator names a member of the braced list
+                        // it is written in, not of an aggregate whose
+                        // braces were elided.
+                        if !own_list {
+                            break;
+                        }
+                        let ast::Designator::Index(ix) = &ds[0] else {
+                            return err(
+                                *dspan,
+                                "a field designator ('.name =') in an array's initializer",
+                            );
+                        };
+                        at = self.designated_index(ix, n)?;
+                        let mut e = (**elem).clone();
+                        let init = self.designated_member(ds, value, *dspan, &mut e, fx, depth)?;
+                        set_slot(&mut slots, at, init);
+                        *pos += 1;
+                        at += 1;
+                        continue;
+                    }
+                    if n.is_some_and(|n| at as u64 >= n) {
                         break;
                     }
-                    out.push(self.member_init(items, pos, &mut fty, fx, depth)?);
+                    after_chain(items, *pos)?;
+                    let mut e = (**elem).clone();
+                    let init = self.member_init(items, pos, &mut e, fx, depth)?;
+                    set_slot(&mut slots, at, init);
+                    at += 1;
                 }
+                self.complete_array(ty, slots.len() as u64, span);
+                let elem = (**elem).clone();
+                let out = slots
+                    .into_iter()
+                    .map(|s| s.unwrap_or_else(|| self.zero_init_of(&elem, span)))
+                    .collect();
+                Ok(Init::List(out, span))
+            }
+            Type::Struct(id) => {
+                let fields: Vec<(String, QualType)> = self.prog.structs[id.index()]
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.clone(), f.ty.clone()))
+                    .collect();
+                let mut designated = false;
+                while *pos < items.len() {
+                    if let ast::Initializer::Designated(ds, value, dspan) = &items[*pos] {
+                        if !own_list {
+                            break;
+                        }
+                        designated = true;
+                        let ast::Designator::Field(name, fspan) = &ds[0] else {
+                            return err(
+                                *dspan,
+                                "an index designator ('[i] =') in a struct's initializer",
+                            );
+                        };
+                        let Some(k) = fields.iter().position(|(f, _)| f == name) else {
+                            return err(*fspan, format!("the struct has no field '{name}'"));
+                        };
+                        at = k;
+                        let mut fty = fields[k].1.clone();
+                        let init =
+                            self.designated_member(ds, value, *dspan, &mut fty, fx, depth)?;
+                        set_slot(&mut slots, at, init);
+                        *pos += 1;
+                        at += 1;
+                        continue;
+                    }
+                    let Some((_, fty)) = fields.get(at) else {
+                        break;
+                    };
+                    after_chain(items, *pos)?;
+                    let mut fty = fty.clone();
+                    let init = self.member_init(items, pos, &mut fty, fx, depth)?;
+                    set_slot(&mut slots, at, init);
+                    at += 1;
+                }
+                // With designators, every field is given (the positional
+                // list would leave the later ones to C's zeroing, which
+                // -Wmissing-field-initializers reports).
+                if designated {
+                    slots.resize(fields.len(), None);
+                }
+                let out = slots
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, s)| s.unwrap_or_else(|| self.zero_init_of(&fields[k].1, span)))
+                    .collect();
+                Ok(Init::List(out, span))
             }
             _ => unreachable!("aggregate_init is called on arrays and structs"),
         }
-        Ok(Init::List(out, span))
+    }
+
+    /// The index of an array designator `[i]`: an integer constant inside
+    /// the array.
+    fn designated_index(&mut self, ix: &ast::Expr, n: Option<u64>) -> R<usize> {
+        let mut fx = Effects::default();
+        let saved = self.forbid.replace("an array designator");
+        let v = self.expr(ix, &mut fx);
+        self.forbid = saved;
+        let v = v?;
+        let Some(k) = self.fold_int(&v).filter(|_| self.is_integer(&v.ty.ty)) else {
+            return err(ix.span, "an array designator must be an integer constant");
+        };
+        if k < 0 || n.is_some_and(|n| k as u64 >= n) {
+            return err(ix.span, "the array designator is outside the array");
+        }
+        // The list is held positional (`il/decl`): every element before
+        // the designated one is written out.
+        if k >= 1 << 16 {
+            return err(
+                ix.span,
+                "an array designator beyond index 65535 is not supported",
+            );
+        }
+        Ok(k as usize)
+    }
+
+    /// The member a designated item initializes: `[i] = v`, `.f = v`;
+    /// `[i].f = v` and other chains initialize the member's own members
+    /// as a list with that one designated item.
+    fn designated_member(
+        &mut self,
+        ds: &[ast::Designator],
+        value: &ast::Initializer,
+        span: Span,
+        ty: &mut QualType,
+        fx: &mut Effects,
+        depth: usize,
+    ) -> R<Init> {
+        if ds.len() > 1 {
+            if !matches!(self.resolve(&ty.ty), Type::Array { .. } | Type::Struct(_)) {
+                return err(
+                    span,
+                    "a designator for a member that is not an array or a struct",
+                );
+            }
+            let rest =
+                ast::Initializer::Designated(ds[1..].to_vec(), Box::new(value.clone()), span);
+            let mut pos = 0;
+            return self.aggregate_init(
+                std::slice::from_ref(&rest),
+                &mut pos,
+                span,
+                ty,
+                fx,
+                ListPlace::braced(depth + 1),
+            );
+        }
+        self.initializer_depth(value, ty, fx, depth + 1)
+    }
+
+    /// A zero initializer for a member no item gave a value (C99 6.7.8:
+    /// as if it had static storage): `0` for a scalar, `{0}` for an array
+    /// (the rest is zeroed), every field for a struct
+    /// (-Wmissing-field-initializers).
+    fn zero_init_of(&self, ty: &QualType, span: Span) -> Init {
+        match self.resolve(&ty.ty).clone() {
+            Type::Array { elem, .. } => Init::List(vec![self.zero_init_of(&elem, span)], span),
+            Type::Struct(id) => Init::List(
+                self.prog.structs[id.index()]
+                    .fields
+                    .iter()
+                    .map(|f| self.zero_init_of(&f.ty, span))
+                    .collect(),
+                span,
+            ),
+            Type::Real(_) => Init::Expr(Expr::new(
+                ExprKind::RealConst {
+                    value: 0.0,
+                    text: "0.0".into(),
+                },
+                QualType::new(self.resolve(&ty.ty).clone()),
+                span,
+            )),
+            _ => Init::Expr(Expr::new(
+                ExprKind::IntConst {
+                    value: 0,
+                    text: "0".into(),
+                },
+                QualType::int(),
+                span,
+            )),
+        }
     }
 
     /// One member's initializer from `items[*pos..]` (see
@@ -1266,7 +1436,17 @@ impl Lowerer<'_> {
             _ => None,
         };
         match elided {
-            Some(at) => self.aggregate_init(items, pos, at, ty, fx, depth + 1),
+            Some(at) => self.aggregate_init(
+                items,
+                pos,
+                at,
+                ty,
+                fx,
+                ListPlace {
+                    depth: depth + 1,
+                    own_list: false,
+                },
+            ),
             None => {
                 *pos += 1;
                 self.initializer_depth(item, ty, fx, depth + 1)
@@ -1422,4 +1602,42 @@ fn append_trailing(s: &mut Stmt, comment: &str) {
         Some(own) => format!("{own} {comment}"),
         None => comment.to_string(),
     });
+}
+
+/// Where `aggregate_init` reads its items: the nesting depth, and whether
+/// they are the aggregate's own braced list (where designators name its
+/// members) or the enclosing list's, braces elided.
+#[derive(Clone, Copy)]
+struct ListPlace {
+    depth: usize,
+    own_list: bool,
+}
+
+impl ListPlace {
+    fn braced(depth: usize) -> Self {
+        ListPlace {
+            depth,
+            own_list: true,
+        }
+    }
+}
+
+/// Puts `init` at position `at`, growing the list with empty slots.
+fn set_slot(slots: &mut Vec<Option<Init>>, at: usize, init: Init) {
+    if slots.len() <= at {
+        slots.resize(at + 1, None);
+    }
+    slots[at] = Some(init);
+}
+
+/// C continues after `[i].f = v` inside element i; aioli does not follow
+/// that, so a positional item right after such a chain is refused.
+fn after_chain(items: &[ast::Initializer], pos: usize) -> R<()> {
+    match pos.checked_sub(1).map(|p| &items[p]) {
+        Some(ast::Initializer::Designated(ds, _, span)) if ds.len() > 1 => err(
+            *span,
+            "an initializer without designator after a nested designator ('[i].f = ...') is not supported; give it its own designator",
+        ),
+        _ => Ok(()),
+    }
 }
