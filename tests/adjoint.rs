@@ -1565,9 +1565,6 @@ fn restores_the_backward_sweep_never_reads_are_not_saved() {
                 .unwrap_or_else(|e| panic!("{e}"))
                 .text,
         );
-        // (With `--split`, the head's own pair follows: `f_fwd` saves its
-        // by-value `n` for `f_bwd`'s call of `scale_bwd`, as any `P_fwd`.)
-        let code = code.split("void f_fwd(").next().unwrap_or_default();
         assert!(
             !code.contains("aioli_push_int(n)") && !code.contains("n = aioli_pop_int()"),
             "split={split}: n is saved though the backward sweep never reads it:\n{code}"
@@ -1818,66 +1815,4 @@ fn a_real_of_another_precision_passes_its_adjoint_through_a_temporary() {
     ] {
         assert!(code.contains(line), "{line}\n{code}");
     }
-}
-
-/// `adjoint/proc-joint` with `--split`: a head gets `f_fwd` and `f_bwd`
-/// besides `f_b` (CONTRACT §2); `f_fwd` then `f_bwd` gives `f_b`'s
-/// gradient. Built with the original and the runtime, and run.
-#[test]
-fn split_heads_get_their_pair() {
-    let path = common::fixture_dir("adjoint").join("call_results.c");
-    let g = generate_with(
-        &path,
-        &AdjointOptions {
-            split: true,
-            ..AdjointOptions::default()
-        },
-    )
-    .unwrap();
-    for header in [
-        "void call_results_b(int n, const double *x, double *xb, double *y, double *yb)",
-        // The forward sweep follows the cursor's adjoint pointer along
-        // (`adjoint/fwd-adjoint-pointers`).
-        "void call_results_fwd(int n, const double *x, double *xb, double *y)",
-        "void call_results_bwd(int n, const double *x, double *xb, double *y, double *yb)",
-    ] {
-        let flat = g.text.split_whitespace().collect::<Vec<_>>().join(" ");
-        assert!(flat.contains(header), "{header}\n{}", g.text);
-    }
-    let work = tempfile::tempdir().unwrap();
-    let rt = work.path().join("runtime");
-    aioli::runtime::write(&rt).unwrap();
-    let adj = work.path().join("call_results_b.c");
-    std::fs::write(&adj, &g.text).unwrap();
-    let main = work.path().join("main.c");
-    std::fs::write(
-        &main,
-        "#include <stdio.h>\n#include \"aioli.h\"\n\
-         void call_results_b(int n, const double *x, double *xb, double *y, double *yb);\n\
-         void call_results_fwd(int n, const double *x, double *xb, double *y);\n\
-         void call_results_bwd(int n, const double *x, double *xb, double *y, double *yb);\n\
-         int main(void)\n{\n    double x[4] = {0.3, -0.7, 0.9, 0.4}, y[4], a[4] = {0}, b[4] = {0};\n\
-             double yb[4] = {1.0, -2.0, 0.5, 3.0}, yb2[4] = {1.0, -2.0, 0.5, 3.0};\n\
-             size_t peak;\n\
-             call_results_b(4, x, a, y, yb);\n\
-             call_results_fwd(4, x, b, y);\n\
-             call_results_bwd(4, x, b, y, yb2);\n\
-             aioli_stack_stats(NULL, &peak);\n\
-             for (int i = 0; i < 4; i++)\n\
-                 if (a[i] != b[i]) { printf(\"x%d: %g %g\\n\", i, a[i], b[i]); return 1; }\n\
-             printf(\"%s\\n\", peak > 0 ? \"same\" : \"nothing pushed\");\n\
-             return 0;\n}\n",
-    )
-    .unwrap();
-    let exe = work.path().join("split_head");
-    let include = format!("-I{}", rt.display());
-    common::compile(
-        &["-std=c99", "-Wall", "-Wextra", "-Werror", include.as_str()],
-        &[&path, &adj, &rt.join(aioli::runtime::SOURCE_NAME), &main],
-        &exe,
-    )
-    .unwrap();
-    let run = std::process::Command::new(&exe).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "same\n");
-    assert!(run.status.success());
 }

@@ -365,10 +365,8 @@ fn adjoint_pass(
         } else if joint_called.contains(&p) {
             procs.fused = Some(make("_b", &mut out));
         }
-        // With `--split`, every head gets the pair too (CONTRACT §2: the
-        // split adjoint of f is `f_fwd` and `f_bwd`), besides its `P_b`.
         let pair_needed = if heads.contains(&p) {
-            called_by_diff.contains(&p) || opts.split
+            called_by_diff.contains(&p)
         } else {
             split_called.contains(&p) || !joint_called.contains(&p)
         };
@@ -453,22 +451,9 @@ fn adjoint_pass(
                 host.heads.remove(&p);
             }
             host.start_proc(p, &hoisted_of[&p]);
-            let notes = host.notes.len();
             let applied = engine::apply(rules, &mut host, "proc", &AVal::Proc(p, body));
             if split && procs.joint.is_some() {
                 host.heads.insert(p);
-            }
-            // A head's pair that only `--split` asked for, and that the
-            // split translation cannot give (a local array kept from one
-            // sweep to the other, ...), is left out: its `P_b` stands.
-            if split && applied.is_err() && procs.joint.is_some() && !called_by_diff.contains(&p) {
-                host.notes.truncate(notes);
-                host.error_span = None;
-                if let Some(a) = host.aprocs.get_mut(&p) {
-                    a.fwd = None;
-                    a.bwd = None;
-                }
-                continue;
             }
             applied.map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
         }

@@ -4073,13 +4073,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             let mut read: HashSet<SymId> = HashSet::new();
             let mut written: HashSet<SymId> = HashSet::new();
             crate::il::visit_stmts(stmts, &mut |st| {
-                let target = match &st.kind {
-                    StmtKind::Assign { lhs, .. } => Some(lhs),
-                    StmtKind::Call {
-                        result: Some(r), ..
-                    } => Some(r),
-                    _ => None,
-                };
+                let target = crate::il::stored_ref(st);
                 if let Some(Expr {
                     kind: ExprKind::Var(v),
                     ..
