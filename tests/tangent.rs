@@ -1040,6 +1040,23 @@ fn names_hiding_a_function_the_derivative_calls_are_renamed() {
     .unwrap();
 }
 
+/// `deriv/pow` in `float` code: the zeros of its tests are `float`, so the
+/// partials are not computed in `double`.
+#[test]
+fn float_pow_partials_stay_float() {
+    let c = "#include <math.h>\nfloat f(float x, float a)\n{\n    return powf(x, a);\n}\n";
+    let out = tangent_of_text("powf.c", c, "f(f)/(x a)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    assert!(
+        code.contains("(a == 0.0 ? 0.0f : a * powf(x, a - 1.0))"),
+        "{code}"
+    );
+    assert!(
+        code.contains("(x == 0.0 ? 0.0f : logf(x) * temp)"),
+        "{code}"
+    );
+}
+
 /// `tangent/static-local`: a static local's value on entry is left by
 /// earlier calls, so its derivative starts at zero in every call; one whose
 /// address a static pointer may keep stays static with it.

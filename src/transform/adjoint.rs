@@ -3270,6 +3270,13 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 let other = args.pop().unwrap_or_else(|| self.int(0));
                 let then = args.pop().unwrap_or_else(|| self.int(0));
                 let cond = args.pop().unwrap_or_else(|| self.int(0));
+                // A template's number takes the other branch's precision.
+                let real = |v, ty| self.real(v, ty);
+                let (then0, other0) = (then.clone(), other.clone());
+                let (then, other) = (
+                    super::tangent::number_as(&self.out, then, &other0, real),
+                    super::tangent::number_as(&self.out, other, &then0, real),
+                );
                 let rank = real_rank(&self.out, &then.ty)
                     .max(real_rank(&self.out, &other.ty))
                     .max(1);

@@ -1492,6 +1492,12 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         Expr::new(ExprKind::Var(s), sym.ty.clone(), self.span())
     }
 
+    /// `e` retyped to `like`'s real type when `e` is a number and `like`
+    /// is real; `e` otherwise.
+    fn number_as(&self, e: Expr, like: &Expr) -> Expr {
+        number_as(&self.out, e, like, |v, ty| self.real(v, ty))
+    }
+
     fn real(&self, x: f64, ty: QualType) -> Expr {
         let ty = if real_rank(self.program, &ty) == 0 {
             QualType::double()
@@ -3150,6 +3156,10 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let b = self.expr_of(&args[2])?;
                 let a = self.expr_of(&args[1])?;
                 let c = self.expr_of(&args[0])?;
+                // A template's number takes the other branch's precision
+                // (`(x == 0 ? 0 : P)` in `float` code stays `float`).
+                let (a0, b0) = (a.clone(), b.clone());
+                let (a, b) = (self.number_as(a, &b0), self.number_as(b, &a0));
                 let ty = super::names::address_type(&self.out, &a.ty)
                     .or_else(|| super::names::address_type(&self.out, &b.ty))
                     .unwrap_or_else(|| {
@@ -4019,6 +4029,27 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         dp.origin = ProcOrigin::User;
         Ok(Val::Code(Vec::new()))
     }
+}
+
+/// `e` as a number of `like`'s real type when `e` is a number constant and
+/// `like` a real expression (both modes' `cond` templates).
+pub(crate) fn number_as(
+    out: &Program,
+    e: Expr,
+    like: &Expr,
+    real: impl Fn(f64, QualType) -> Expr,
+) -> Expr {
+    let value = match &e.kind {
+        ExprKind::RealConst { value, .. } => *value,
+        ExprKind::IntConst { value, .. } => *value as f64,
+        _ => return e,
+    };
+    if real_rank(out, &like.ty) == 0 || real_rank(out, &like.ty) == real_rank(out, &e.ty) {
+        return e;
+    }
+    let mut ty = like.ty.clone();
+    ty.is_const = false;
+    real(value, ty)
 }
 
 /// `tangent/static-local`: the derivative of a static local holding no
