@@ -1331,13 +1331,45 @@ double h(double u) {
             .map(|(n, v, w)| (n.to_string(), *v, *w))
             .collect();
         assert_eq!(consts, expected);
+        // No negative enumerator: `unsigned int`, as `cc` makes it.
         let size = p.typedefs.iter().find(|t| t.name == "Size").unwrap();
-        assert_eq!(size.ty.ty, QualType::int().ty);
+        assert_eq!(
+            size.ty.ty,
+            Type::Int {
+                kind: IntKind::Int,
+                unsigned: true
+            }
+        );
         let printed = aioli::back::print_c(&p, &Default::default());
         assert!(printed.contains("enum M { A, B = 4, C };"), "{printed}");
         assert!(printed.contains("int r = C + s + 10;"), "{printed}");
         assert!(printed.contains("r += A;"), "{printed}");
         assert!(printed.contains("return r + A;"), "{printed}");
+    }
+
+    /// `il/decl`: designators place their items in a positional list;
+    /// nested ones sharing a member make one list for it.
+    #[test]
+    fn designators_sharing_a_member_make_one_list() {
+        let p = ok(
+            "typedef struct { double x, y; } P;\ntypedef struct { P p[2]; } S;\n\
+                    double f(double a, double b)\n{\n    double m[2][2] = {[1][0] = a, [1][1] = b};\n    \
+                    S s = {.p[1].y = a, .p[0].x = b};\n    double v[4] = {[2] = a, b};\n    \
+                    return m[1][0] + s.p[1].y + v[3];\n}\n",
+        );
+        let printed = aioli::back::print_c(&p, &Default::default());
+        assert!(
+            printed.contains("double m[2][2] = {{0.0}, {a, b}};"),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("S s = {{{b, 0.0}, {0.0, a}}};"),
+            "{printed}"
+        );
+        assert!(
+            printed.contains("double v[4] = {0.0, 0.0, a, b};"),
+            "{printed}"
+        );
     }
 
     #[test]

@@ -1561,12 +1561,6 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         )
     }
 
-    /// `tangent/static-local` for a symbol of the procedure in hand.
-    fn per_call_derivative(&self, s: SymId) -> bool {
-        let body = self.program.proc(self.proc).body.as_ref();
-        body.is_some_and(|b| per_call_derivative(self.program, s, &b.stmts))
-    }
-
     /// The derivative symbol of `s`, created on first use next to `s`.
     fn dsym(&mut self, s: SymId) -> SymId {
         if let Some(&d) = self.dsyms.get(&s) {
@@ -1586,9 +1580,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         self.out.symbols.push(Symbol {
             name: name.clone(),
             ty,
-            // `tangent/static-local`: a static local's derivative lives for
-            // one call only; its value on entry is a constant of the call.
-            storage: if orig.storage == Storage::Extern || self.per_call_derivative(s) {
+            // `tangent/static-local`: a static local's derivative is static
+            // too, carried from call to call with the value.
+            storage: if orig.storage == Storage::Extern {
                 Storage::Auto
             } else {
                 orig.storage
@@ -3020,10 +3014,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     return Err(ApplyError::new("'zero-init' names a variable"));
                 };
                 let sym = self.program.sym(s);
-                // Static storage starts at zero; a static local's real
-                // derivative is not static (`tangent/static-local`).
-                let static_storage = sym.storage == Storage::Static && !self.per_call_derivative(s)
-                    || sym.kind == SymKind::Global;
+                // Static storage starts at zero (`tangent/static-local`).
+                let static_storage = sym.storage == Storage::Static || sym.kind == SymKind::Global;
                 let span = self.span();
                 match self.out.resolve(&sym.ty.ty) {
                     _ if static_storage => Val::Atom("none".into()),
@@ -4050,47 +4042,6 @@ pub(crate) fn number_as(
     let mut ty = like.ty.clone();
     ty.is_const = false;
     real(value, ty)
-}
-
-/// `tangent/static-local`: the derivative of a static local holding no
-/// pointer is an automatic variable starting at zero in every call: the
-/// static's value on entry is left by earlier calls, a constant of this
-/// one. One holding a pointer keeps static storage, so that the derivative
-/// memory it designates stays with the primal's.
-/// So does one whose address the code takes (`&s`, an array passed or
-/// assigned as a pointer): a static pointer may keep that address.
-pub(crate) fn per_call_derivative(program: &Program, s: SymId, body: &[Stmt]) -> bool {
-    let sym = program.sym(s);
-    sym.kind == SymKind::Local
-        && sym.storage == Storage::Static
-        && !super::names::holds_pointer(program, &sym.ty.ty, 0)
-        && !address_escapes(program, s, body)
-}
-
-/// Does `body` take the address of `s`, explicitly or by using the array
-/// as a value?
-fn address_escapes(program: &Program, s: SymId, body: &[Stmt]) -> bool {
-    fn decays(program: &Program, s: SymId, e: &Expr) -> bool {
-        let is_s = |x: &Expr| matches!(x.kind, ExprKind::Var(v) if v == s);
-        match &e.kind {
-            ExprKind::AddrOf(x) if super::names::root_sym(x) == Some(s) => true,
-            ExprKind::Index { base, index } if is_s(base) => decays(program, s, index),
-            ExprKind::SizeOfExpr(_) => false,
-            _ if is_s(e) => matches!(program.resolve(&e.ty.ty), Type::Array { .. }),
-            _ => {
-                let mut found = false;
-                crate::il::children(e, &mut |c| found = found || decays(program, s, c));
-                found
-            }
-        }
-    }
-    let mut found = false;
-    crate::il::visit_stmts(body, &mut |st| {
-        for e in crate::il::stmt_exprs(st) {
-            found = found || decays(program, s, e);
-        }
-    });
-    found
 }
 
 impl<'x, 'a> TangentHost<'x, 'a> {

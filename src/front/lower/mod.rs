@@ -187,6 +187,8 @@ struct Lowerer<'a> {
     new_enums: Vec<ItemKind>,
     /// The enumerators declared in each scope, with their values (`il/enum`).
     enum_constants: HashMap<(ScopeId, String), i64>,
+    /// Enum tags, and whether their type is `unsigned int`.
+    enum_tags: HashMap<String, bool>,
     /// Globals that have been given an initializer.
     initialized_globals: HashSet<SymId>,
     /// The scope names are looked up in and declared into.
@@ -231,6 +233,7 @@ impl<'a> Lowerer<'a> {
             new_structs: Vec::new(),
             new_enums: Vec::new(),
             enum_constants: HashMap::new(),
+            enum_tags: HashMap::new(),
             initialized_globals: HashSet::new(),
             scope: ScopeId(0),
             f: None,

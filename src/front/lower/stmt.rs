@@ -1200,6 +1200,10 @@ impl Lowerer<'_> {
         // Members by position; a designator (`[2] =`, `.y =`) moves the
         // position, and members it skips are zero (C99 6.7.8).
         let mut slots: Vec<Option<Init>> = Vec::new();
+        // Nested designators (`[1][0] = a`, `.p[1].y = b`) by member: the
+        // ones sharing a member make one list for it.
+        let mut chains: std::collections::BTreeMap<usize, Vec<ast::Initializer>> =
+            Default::default();
         let mut at = 0usize;
         match &resolved {
             Type::Array { elem, len } => {
@@ -1219,24 +1223,33 @@ impl Lowerer<'_> {
                             );
                         };
                         at = self.designated_index(ix, n)?;
-                        let mut e = (**elem).clone();
-                        let init = self.designated_member(ds, value, *dspan, &mut e, fx, depth)?;
-                        set_slot(&mut slots, at, init);
+                        if ds.len() > 1 {
+                            chain_item(&mut chains, at, ds, value, *dspan);
+                        } else {
+                            let mut e = (**elem).clone();
+                            let init = self.initializer_depth(value, &mut e, fx, depth + 1)?;
+                            set_slot(&mut slots, at, init);
+                        }
                         *pos += 1;
                         at += 1;
                         continue;
                     }
+                    after_chain(items, *pos)?;
                     if n.is_some_and(|n| at as u64 >= n) {
                         break;
                     }
-                    after_chain(items, *pos)?;
                     let mut e = (**elem).clone();
                     let init = self.member_init(items, pos, &mut e, fx, depth)?;
                     set_slot(&mut slots, at, init);
                     at += 1;
                 }
-                self.complete_array(ty, slots.len() as u64, span);
                 let elem = (**elem).clone();
+                for (k, parts) in std::mem::take(&mut chains) {
+                    let mut e = elem.clone();
+                    let init = self.chained_member(&parts, &slots, k, &mut e, fx, depth)?;
+                    set_slot(&mut slots, k, init);
+                }
+                self.complete_array(ty, slots.len() as u64, span);
                 let out = slots
                     .into_iter()
                     .map(|s| s.unwrap_or_else(|| self.zero_init_of(&elem, span)))
@@ -1266,22 +1279,30 @@ impl Lowerer<'_> {
                             return err(*fspan, format!("the struct has no field '{name}'"));
                         };
                         at = k;
-                        let mut fty = fields[k].1.clone();
-                        let init =
-                            self.designated_member(ds, value, *dspan, &mut fty, fx, depth)?;
-                        set_slot(&mut slots, at, init);
+                        if ds.len() > 1 {
+                            chain_item(&mut chains, at, ds, value, *dspan);
+                        } else {
+                            let mut fty = fields[k].1.clone();
+                            let init = self.initializer_depth(value, &mut fty, fx, depth + 1)?;
+                            set_slot(&mut slots, at, init);
+                        }
                         *pos += 1;
                         at += 1;
                         continue;
                     }
+                    after_chain(items, *pos)?;
                     let Some((_, fty)) = fields.get(at) else {
                         break;
                     };
-                    after_chain(items, *pos)?;
                     let mut fty = fty.clone();
                     let init = self.member_init(items, pos, &mut fty, fx, depth)?;
                     set_slot(&mut slots, at, init);
                     at += 1;
+                }
+                for (k, parts) in std::mem::take(&mut chains) {
+                    let mut fty = fields[k].1.clone();
+                    let init = self.chained_member(&parts, &slots, k, &mut fty, fx, depth)?;
+                    set_slot(&mut slots, k, init);
                 }
                 // With designators, every field is given (the positional
                 // list would leave the later ones to C's zeroing, which
@@ -1325,38 +1346,35 @@ impl Lowerer<'_> {
         Ok(k as usize)
     }
 
-    /// The member a designated item initializes: `[i] = v`, `.f = v`;
-    /// `[i].f = v` and other chains initialize the member's own members
-    /// as a list with that one designated item.
-    fn designated_member(
+    /// The member that nested designators initialize (`[1][0] = a, [1][1]
+    /// = b`): their rests as one braced list of that member.
+    fn chained_member(
         &mut self,
-        ds: &[ast::Designator],
-        value: &ast::Initializer,
-        span: Span,
+        parts: &[ast::Initializer],
+        slots: &[Option<Init>],
+        k: usize,
         ty: &mut QualType,
         fx: &mut Effects,
         depth: usize,
     ) -> R<Init> {
-        if ds.len() > 1 {
-            if !matches!(self.resolve(&ty.ty), Type::Array { .. } | Type::Struct(_)) {
-                return err(
-                    span,
-                    "a designator for a member that is not an array or a struct",
-                );
-            }
-            let rest =
-                ast::Initializer::Designated(ds[1..].to_vec(), Box::new(value.clone()), span);
-            let mut pos = 0;
-            return self.aggregate_init(
-                std::slice::from_ref(&rest),
-                &mut pos,
+        let span = match parts.first() {
+            Some(ast::Initializer::Designated(_, _, span)) => *span,
+            _ => Span::default(),
+        };
+        if slots.get(k).is_some_and(Option::is_some) {
+            return err(
                 span,
-                ty,
-                fx,
-                ListPlace::braced(depth + 1),
+                "a member initialized both as a whole and through nested designators is not supported",
             );
         }
-        self.initializer_depth(value, ty, fx, depth + 1)
+        if !matches!(self.resolve(&ty.ty), Type::Array { .. } | Type::Struct(_)) {
+            return err(
+                span,
+                "a designator for a member that is not an array or a struct",
+            );
+        }
+        let mut pos = 0;
+        self.aggregate_init(parts, &mut pos, span, ty, fx, ListPlace::braced(depth + 1))
     }
 
     /// A zero initializer for a member no item gave a value (C99 6.7.8:
@@ -1636,8 +1654,27 @@ fn after_chain(items: &[ast::Initializer], pos: usize) -> R<()> {
     match pos.checked_sub(1).map(|p| &items[p]) {
         Some(ast::Initializer::Designated(ds, _, span)) if ds.len() > 1 => err(
             *span,
-            "an initializer without designator after a nested designator ('[i].f = ...') is not supported; give it its own designator",
+            "an initializer without designator right after a nested designator (`.a.b =`, `[i].f =`, `.f[i] =`) is not supported; give it its own designator",
         ),
         _ => Ok(()),
     }
+}
+
+/// Files the rest of a nested designator (`[1][0] = a` → `[0] = a`)
+/// under the member its first designator names.
+fn chain_item(
+    chains: &mut std::collections::BTreeMap<usize, Vec<ast::Initializer>>,
+    at: usize,
+    ds: &[ast::Designator],
+    value: &ast::Initializer,
+    span: Span,
+) {
+    chains
+        .entry(at)
+        .or_default()
+        .push(ast::Initializer::Designated(
+            ds[1..].to_vec(),
+            Box::new(value.clone()),
+            span,
+        ));
 }

@@ -122,9 +122,19 @@ impl Lowerer<'_> {
     /// `il/enum`: the type is `int`; a list defines its constants in the
     /// current scope (and, at file scope, an item to print).
     fn enum_spec(&mut self, e: &ast::EnumSpec) -> R<Type> {
-        let int = QualType::int().ty;
+        // The type `cc` gives it: `unsigned int` when no enumerator is
+        // negative, `int` otherwise (C99 leaves it to the compiler).
+        let int_type = |unsigned: bool| Type::Int {
+            kind: crate::il::IntKind::Int,
+            unsigned,
+        };
         let Some(list) = &e.enumerators else {
-            return Ok(int);
+            let unsigned = e
+                .tag
+                .as_ref()
+                .and_then(|(t, _)| self.enum_tags.get(t).copied())
+                .unwrap_or(false);
+            return Ok(int_type(unsigned));
         };
         let mut next: i64 = 0;
         let mut constants = Vec::new();
@@ -175,13 +185,17 @@ impl Lowerer<'_> {
             });
             next = value + 1;
         }
+        let unsigned = constants.iter().all(|c| c.value >= 0);
+        if let Some((t, _)) = &e.tag {
+            self.enum_tags.insert(t.clone(), unsigned);
+        }
         if self.f.is_none() {
             self.new_enums.push(crate::il::ItemKind::Enum {
                 tag: e.tag.as_ref().map(|(t, _)| t.clone()),
                 constants,
             });
         }
-        Ok(int)
+        Ok(int_type(unsigned))
     }
 
     fn struct_spec(&mut self, s: &ast::StructSpec, allow_anonymous: bool) -> R<Type> {
