@@ -1463,14 +1463,20 @@ impl<'a> Analysis<'a> {
                             )
                         {
                             reported = true;
+                            // A heap block has no source name (`alloc@N`
+                            // is the analyses' own).
+                            let shared_obj = self.locs.object(shared[0]);
+                            let what = match shared_obj.kind {
+                                ObjKind::Heap { .. } => "one allocated block".to_string(),
+                                _ => format!("'{}'", shared_obj.name),
+                            };
                             out.push(Diagnostic::warning(
                                 span,
                                 format!(
-                                    "arguments {} and {} of '{}' may designate the same memory ('{}'), which '{}' writes; it is analysed as if they did not overlap",
+                                    "arguments {} and {} of '{}' may designate the same memory ({what}), which '{}' writes; it is analysed as if they did not overlap",
                                     a + 1,
                                     b + 1,
                                     cproc.name,
-                                    self.locs.object(shared[0]).name,
                                     cproc.name
                                 ),
                             ));
