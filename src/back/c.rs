@@ -1315,11 +1315,7 @@ impl<'a> CPrinter<'a> {
                 )
             }
             ExprKind::Intrinsic { call, args } => {
-                let name = if call.name.is_empty() {
-                    call.func.c_name().to_string()
-                } else {
-                    call.name.clone()
-                };
+                let name = call.spelling().to_string();
                 (
                     call_doc(name, args.iter().map(|a| self.expr(a, 0, ctx)).collect()),
                     prec::POSTFIX,

@@ -530,6 +530,17 @@ pub struct Intrinsic {
     pub name: String,
 }
 
+impl Intrinsic {
+    /// The name the C code calls: as written, or the `double` version's.
+    pub fn spelling(&self) -> &str {
+        if self.name.is_empty() {
+            self.func.c_name()
+        } else {
+            &self.name
+        }
+    }
+}
+
 /// An expression node with its type (after C's usual conversions) and the
 /// span it was written at. `il/expr`
 #[derive(Clone, Debug, PartialEq)]

@@ -462,8 +462,7 @@ fn adjoint_pass(
     let found = std::mem::take(&mut host.fwd_found);
     let notes = std::mem::take(&mut host.notes);
     let mut out = host.finish(&diff_procs);
-    let emitted: Vec<ProcId> = (0..out.procs.len()).map(|i| ProcId(i as u32)).collect();
-    super::unshadow_called_functions(&mut out, &emitted);
+    super::unshadow_called_functions(&mut out);
     for p in out.procs.iter_mut() {
         if let Some(b) = &mut p.body {
             let mut n = 0;
@@ -3272,10 +3271,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 let cond = args.pop().unwrap_or_else(|| self.int(0));
                 // A template's number takes the other branch's precision.
                 let real = |v, ty| self.real(v, ty);
-                let (then0, other0) = (then.clone(), other.clone());
+                let (then_ty, other_ty) = (then.ty.clone(), other.ty.clone());
                 let (then, other) = (
-                    super::tangent::number_as(&self.out, then, &other0, real),
-                    super::tangent::number_as(&self.out, other, &then0, real),
+                    super::tangent::number_as(&self.out, then, &other_ty, real),
+                    super::tangent::number_as(&self.out, other, &then_ty, real),
                 );
                 let rank = real_rank(&self.out, &then.ty)
                     .max(real_rank(&self.out, &other.ty))

@@ -44,7 +44,7 @@ pub(crate) fn reached_from(out: &Program, roots: impl Iterator<Item = ProcId>) -
 /// with its derivative's name unchanged. The original called none of
 /// those functions where the name was visible, so only generated code
 /// can meet the clash.
-pub(crate) fn unshadow_called_functions(out: &mut Program, procs: &[ProcId]) {
+pub(crate) fn unshadow_called_functions(out: &mut Program) {
     use crate::il::{ExprKind, Stmt, visit_expr};
     /// The (name, scope) pairs where a function of that name is called
     /// with that scope visible, walking with the scopes open at each point.
@@ -65,11 +65,7 @@ pub(crate) fn unshadow_called_functions(out: &mut Program, procs: &[ProcId]) {
             for e in names::stmt_exprs(st) {
                 visit_expr(e, &mut |x| {
                     if let ExprKind::Intrinsic { call, .. } = &x.kind {
-                        names.push(if call.name.is_empty() {
-                            call.func.c_name().to_string()
-                        } else {
-                            call.name.clone()
-                        });
+                        names.push(call.spelling().to_string());
                     }
                 });
             }
@@ -111,7 +107,7 @@ pub(crate) fn unshadow_called_functions(out: &mut Program, procs: &[ProcId]) {
     }
     let mut taken: HashSet<String> = out.symbols.iter().map(|s| s.name.clone()).collect();
     taken.extend(out.procs.iter().map(|p| p.name.clone()));
-    for &p in procs {
+    for p in (0..out.procs.len()).map(|i| ProcId(i as u32)) {
         let Some(body) = &out.proc(p).body else {
             continue;
         };

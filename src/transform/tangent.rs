@@ -901,8 +901,7 @@ pub fn tangent_full(
     info.procs = host.dprocs.clone();
     info.structs = host.types.structs.clone();
     let mut out = host.finish(&diff_procs, new_type_items);
-    let emitted: Vec<ProcId> = (0..out.procs.len()).map(|i| ProcId(i as u32)).collect();
-    super::unshadow_called_functions(&mut out, &emitted);
+    super::unshadow_called_functions(&mut out);
     for p in out.procs.iter_mut() {
         if let Some(b) = &mut p.body {
             let mut n = 0;
@@ -1492,9 +1491,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         Expr::new(ExprKind::Var(s), sym.ty.clone(), self.span())
     }
 
-    /// `e` retyped to `like`'s real type when `e` is a number and `like`
-    /// is real; `e` otherwise.
-    fn number_as(&self, e: Expr, like: &Expr) -> Expr {
+    /// `e` retyped to the real type `like` when `e` is a number; `e`
+    /// otherwise.
+    fn number_as(&self, e: Expr, like: &QualType) -> Expr {
         number_as(&self.out, e, like, |v, ty| self.real(v, ty))
     }
 
@@ -2941,17 +2940,12 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     }
                 }
                 // One declaration per run of declarators of the same base
-                // type and storage, in order (a derivative struct has its
-                // own type, a static local's derivative is not static).
+                // type, in order (a derivative struct has its own type).
                 let mut out: Vec<Stmt> = Vec::new();
                 let mut first = true;
                 for d in decls {
                     let base = leaf_type(&self.out.symbols[d.sym.index()].ty);
-                    let storage = match self.out.symbols[d.sym.index()].storage {
-                        Storage::Auto => Storage::Auto,
-                        _ => *storage,
-                    };
-                    let extend = matches!(out.last(), Some(Stmt { kind: StmtKind::Decl { base: b, storage: s, .. }, .. }) if *b == base && *s == storage);
+                    let extend = matches!(out.last(), Some(Stmt { kind: StmtKind::Decl { base: b, .. }, .. }) if *b == base);
                     if extend {
                         if let Some(Stmt {
                             kind: StmtKind::Decl { vars, .. },
@@ -2963,7 +2957,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     } else {
                         let mut s = self.mk_stmt(StmtKind::Decl {
                             base,
-                            storage,
+                            storage: *storage,
                             vars: vec![d],
                         });
                         if first {
@@ -3150,8 +3144,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let c = self.expr_of(&args[0])?;
                 // A template's number takes the other branch's precision
                 // (`(x == 0 ? 0 : P)` in `float` code stays `float`).
-                let (a0, b0) = (a.clone(), b.clone());
-                let (a, b) = (self.number_as(a, &b0), self.number_as(b, &a0));
+                let (a_ty, b_ty) = (a.ty.clone(), b.ty.clone());
+                let (a, b) = (self.number_as(a, &b_ty), self.number_as(b, &a_ty));
                 let ty = super::names::address_type(&self.out, &a.ty)
                     .or_else(|| super::names::address_type(&self.out, &b.ty))
                     .unwrap_or_else(|| {
@@ -4023,12 +4017,13 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 }
 
-/// `e` as a number of `like`'s real type when `e` is a number constant and
-/// `like` a real expression (both modes' `cond` templates).
+/// `e` as a number of the real type `like` when `e` is a number constant
+/// and `like` a real type (both modes' `cond` templates: the other
+/// branch's type).
 pub(crate) fn number_as(
     out: &Program,
     e: Expr,
-    like: &Expr,
+    like: &QualType,
     real: impl Fn(f64, QualType) -> Expr,
 ) -> Expr {
     let value = match &e.kind {
@@ -4036,10 +4031,10 @@ pub(crate) fn number_as(
         ExprKind::IntConst { value, .. } => *value as f64,
         _ => return e,
     };
-    if real_rank(out, &like.ty) == 0 || real_rank(out, &like.ty) == real_rank(out, &e.ty) {
+    if real_rank(out, like) == 0 || real_rank(out, like) == real_rank(out, &e.ty) {
         return e;
     }
-    let mut ty = like.ty.clone();
+    let mut ty = like.clone();
     ty.is_const = false;
     real(value, ty)
 }
