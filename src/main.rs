@@ -295,16 +295,9 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
-    let mut parsed = Vec::new();
-    for h in heads {
-        match analysis::parse_head(&loaded.program, h) {
-            Ok(h) => parsed.push(h),
-            Err(msg) => {
-                line_to_stderr!("{}: error: {msg}", file.display());
-                return ExitCode::from(1);
-            }
-        }
-    }
+    let Some(parsed) = parse_heads(file, &loaded, heads) else {
+        return ExitCode::from(1);
+    };
     let result = analysis::analyze(&loaded.program, &parsed);
     for w in &result.warnings {
         to_stderr!("{}", diag::render(&loaded.sources, w));
@@ -317,17 +310,33 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
     ExitCode::SUCCESS
 }
 
+/// The heads, or `None` after an error, located at the head function's
+/// definition when the file defines it.
 fn parse_heads(
     file: &Path,
-    program: &aioli::il::Program,
+    loaded: &front::Loaded,
     heads: &[String],
 ) -> Option<Vec<analysis::head::Head>> {
+    let program = &loaded.program;
     let mut parsed = Vec::new();
     for h in heads {
         match analysis::parse_head(program, h) {
             Ok(h) => parsed.push(h),
             Err(msg) => {
-                line_to_stderr!("{}: error: {msg}", file.display());
+                let name = h.split('(').next().unwrap_or("").trim();
+                match program
+                    .proc_by_name(name)
+                    .filter(|&p| program.proc(p).body.is_some())
+                {
+                    Some(p) => to_stderr!(
+                        "{}",
+                        diag::render(
+                            &loaded.sources,
+                            &diag::Diagnostic::error(program.proc(p).span, msg)
+                        )
+                    ),
+                    None => line_to_stderr!("{}: error: {msg}", file.display()),
+                }
                 return None;
             }
         }
@@ -348,7 +357,7 @@ fn tangent(
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
-    let Some(parsed) = parse_heads(file, &loaded.program, heads) else {
+    let Some(parsed) = parse_heads(file, &loaded, heads) else {
         return ExitCode::from(1);
     };
     let mut opts = TangentOptions {
@@ -417,7 +426,7 @@ fn adjoint_command(
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
-    let Some(parsed) = parse_heads(file, &loaded.program, heads) else {
+    let Some(parsed) = parse_heads(file, &loaded, heads) else {
         return ExitCode::from(1);
     };
     let mut opts = AdjointOptions {
@@ -516,7 +525,7 @@ fn check(
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
-    let Some(parsed) = parse_heads(file, &loaded.program, heads) else {
+    let Some(parsed) = parse_heads(file, &loaded, heads) else {
         return ExitCode::from(1);
     };
     // The domain: --domain, or the `// aioli: domain='...'` line of the file.

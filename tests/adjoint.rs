@@ -95,6 +95,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/alloc", "malloc_scratch"),
     ("adjoint/free", "malloc_scratch"),
     ("adjoint/decl", "fig7"),
+    ("adjoint/decl-static", "static_const_table"),
     ("adjoint/declarator-diff", "fig10"),
     ("adjoint/declarator-dead-diff", "assign_active"),
     ("adjoint/declarator-pointer", "alias_readonly"),

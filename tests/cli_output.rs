@@ -118,6 +118,29 @@ fn a_bad_macro_definition_is_a_usage_error() {
     );
 }
 
+/// A head naming something the function does not have is located at the
+/// function's definition, with its line and a caret (CONTRACT §1).
+#[test]
+fn a_bad_head_is_located_at_its_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.c");
+    std::fs::write(&path, "/* one */\ndouble h(double a) { return a * a; }\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args(["tangent", path.to_str().unwrap(), "--head", "h(f)/(a)"])
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("h.c:2:8: error: head 'h(f)/(a)': 'f' is neither a parameter of 'h'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\n       ^"), "{stderr}");
+    assert!(!dir.path().join("h_d.c").exists());
+}
+
 /// `adjoint/checkpoint`: a region whose snapshot needs memory of unknown
 /// size (the target of a pointer parameter) is taped instead of
 /// checkpointed, and the user is told where and why.

@@ -1373,6 +1373,22 @@ double h(double u) {
     }
 
     #[test]
+    fn calls_in_an_initializer_list_go_before_the_declaration() {
+        let p = ok("typedef struct { double x, y; } V2;\n\
+                    static double sq(double a) { return a * a; }\n\
+                    static V2 mk(double a) { V2 r = {a, 2.0 * a}; return r; }\n\
+                    double f(double a, double b)\n{\n    double w[2] = {sq(a), b};\n    \
+                    V2 pts[2] = {mk(b), (V2){sq(b), a}};\n    \
+                    return w[0] + pts[0].y + pts[1].x;\n}\n");
+        let printed = aioli::back::print_c(&p, &Default::default());
+        assert!(printed.contains("double w[2] = {sq(a), b};"), "{printed}");
+        let literal = printed.find("V2 aioli_literal").expect(&printed);
+        let call = printed.find("= mk(b);").expect(&printed);
+        let pts = printed.find("V2 pts[2] = {").expect(&printed);
+        assert!(call < literal && literal < pts, "{printed}");
+    }
+
+    #[test]
     fn opaque_file_and_struct_definition() {
         let p = ok("#include <stdio.h>\nvoid f(double x) { fprintf(stderr, \"%g\", x); }\n");
         let file = p.typedefs.iter().find(|t| t.name == "FILE").unwrap();
@@ -1415,6 +1431,16 @@ double h(double u) {
                 "2:12",
             ),
             ("volatile int v;\n", "volatile is not supported", "1:1"),
+            (
+                "double f(const double *a) {\n  int k = 0;\n  double z[2] = {a[k++], a[k]};\n  return z[0];\n}\n",
+                "an increment (++) inside an initializer list is not supported (write it before the declaration)",
+                "3:20",
+            ),
+            (
+                "double f(double a) {\n  double s;\n  double z[2] = {s = a, s};\n  return z[0];\n}\n",
+                "an assignment inside an initializer list is not supported (write it before the declaration)",
+                "3:18",
+            ),
             (
                 "#include <stdlib.h>\nvoid f(double *p) { p = realloc(p, 8); }\n",
                 "realloc is not supported",

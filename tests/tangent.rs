@@ -54,6 +54,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("tangent/assign-pointer-dead", "rules_misc"),
     ("tangent/decl", "cpaper_test"),
     ("tangent/decl-dead", "fig9"),
+    ("tangent/decl-static", "static_const_table"),
     ("tangent/declarator-dead", "fig9"),
     ("tangent/declarator-dead-passive", "fig8"),
     ("tangent/declarators-dead-end", "fig9"),
@@ -1038,6 +1039,25 @@ fn names_hiding_a_function_the_derivative_calls_are_renamed() {
         &dir.path().join("hide_d.o"),
     )
     .unwrap();
+}
+
+/// CONTRACT §2: an active global `s` has the derivative `sd`, even where
+/// a block's local `s` is met first; the local's derivative gives way.
+#[test]
+fn an_active_global_keeps_its_derivative_name_over_a_local() {
+    let c = "double s;\nstatic void bump(double v) { s += v * v; }\n\
+             void f(int n, double *x, double *y)\n{\n    bump(x[0]);\n    {\n        \
+             double s = x[0];\n        y[0] = s;\n    }\n    y[n - 1] += s;\n}\n";
+    let out = tangent_of_text("glob.c", c, "f(y)/(x)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    for line in [
+        "double sd;",
+        "sd = 2.0 * (vd * v);",
+        "double sd0 = xd[0], s = x[0];",
+        "yd[n - 1] = yd[n - 1] + sd;",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
 }
 
 /// `deriv/pow` in `float` code: the zeros of its tests are `float`, so the

@@ -15,7 +15,7 @@ use super::summary::Summary;
 use crate::il::flow::{Branch, Enclosing, FlowGraph};
 use crate::il::{
     BinOp, Expr, ExprKind, Init, LoopHeader, MathFn, ProcId, Procedure, Program, Stmt, StmtId,
-    StmtKind, Type, UnOp,
+    StmtKind, Storage, Type, UnOp,
 };
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeSet;
@@ -1459,7 +1459,9 @@ impl EffectBuilder<'_, '_> {
             }
             PointKind::Stmt(s) => match &s.kind {
                 StmtKind::Assign { lhs, rhs, .. } => self.assign_into(lhs, Some(rhs), &mut acc),
-                // `eff/decl`
+                // `eff/decl`: a static local's initialiser takes effect
+                // once, before the program runs, not here.
+                StmtKind::Decl { storage, .. } if *storage == Storage::Static => {}
                 StmtKind::Decl { vars, .. } => {
                     for d in vars {
                         let obj = self.locs.of_sym(d.sym);

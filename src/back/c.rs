@@ -774,6 +774,11 @@ impl<'a> CPrinter<'a> {
             let name = self.sym_name(d.sym);
             let decl = self.declarator(&ty, base, name.clone()).unwrap_or(name);
             let init = match (&d.init, absorbed) {
+                // `-Wmissing-field-initializers` spares only C's universal
+                // zero: a user's `{0}` for a struct whose first member is
+                // an aggregate is held as `{{0}}`, and a derivative's as
+                // `{0.0}`.
+                (Some(init), _) if self.elides_zero_members(init, &ty) => Some(text("{0}")),
                 (Some(init), _) => Some(self.init(init, ctx)),
                 (None, Some(s)) if i == last => self.simple_rhs(s, ctx),
                 _ => None,
@@ -813,6 +818,33 @@ impl<'a> CPrinter<'a> {
                 .collect();
             RcDoc::intersperse(decls, text(";").append(RcDoc::hardline()))
         }
+    }
+
+    /// Is `init` all literal zeros, leaving out a member of some struct?
+    fn elides_zero_members(&self, init: &Init, ty: &QualType) -> bool {
+        fn all_zero(init: &Init) -> bool {
+            match init {
+                Init::Expr(e) => {
+                    matches!(e.kind, ExprKind::IntConst { value: 0, .. })
+                        || matches!(e.kind, ExprKind::RealConst { value, .. } if value == 0.0)
+                }
+                Init::List(items, _) => items.iter().all(all_zero),
+            }
+        }
+        fn short(p: &Program, init: &Init, ty: &Type) -> bool {
+            match (init, p.resolve(ty)) {
+                (Init::List(items, _), Type::Struct(s)) => {
+                    let fields = &p.strukt(*s).fields;
+                    items.len() < fields.len()
+                        || items.iter().zip(fields).any(|(i, f)| short(p, i, &f.ty.ty))
+                }
+                (Init::List(items, _), Type::Array { elem, .. }) => {
+                    items.iter().any(|i| short(p, i, &elem.ty))
+                }
+                _ => false,
+            }
+        }
+        all_zero(init) && short(self.program, init, &ty.ty)
     }
 
     fn init(&self, init: &Init, ctx: &Ctx) -> Doc {

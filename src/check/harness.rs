@@ -223,9 +223,9 @@ pub enum CheckError {
     /// The domain does not fit the head, or its parameters cannot be filled.
     #[error("{0}")]
     Inputs(#[from] DriverError),
-    #[error("cannot read the tangent file:\n{0}")]
+    #[error("the tangent file aioli wrote does not pass its own front end (an aioli bug):\n{0}")]
     TangentFile(String),
-    #[error("cannot read the adjoint file:\n{0}")]
+    #[error("the adjoint file aioli wrote does not pass its own front end (an aioli bug):\n{0}")]
     AdjointFile(String),
     #[error("tangent signature: {0}")]
     Signature(String),

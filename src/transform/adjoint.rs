@@ -403,6 +403,7 @@ fn adjoint_pass(
         bsyms: HashMap::new(),
         trace: BTreeSet::new(),
         locals: Vec::new(),
+        static_inits: HashMap::default(),
         counters: HashMap::new(),
         firsts: HashMap::new(),
         temps: HashMap::new(),
@@ -849,6 +850,21 @@ fn is_read_only(program: &Program, ty: &QualType) -> bool {
         }
 }
 
+/// The static locals of `stmts` with their initialisers
+/// (`adjoint/decl-static`).
+fn collect_static_inits(stmts: &[Stmt], out: &mut HashMap<SymId, Option<Init>>) {
+    crate::il::visit_stmts(stmts, &mut |s| {
+        if let StmtKind::Decl {
+            vars,
+            storage: Storage::Static,
+            ..
+        } = &s.kind
+        {
+            out.extend(vars.iter().map(|d| (d.sym, d.init.clone())));
+        }
+    });
+}
+
 fn collect_decls(stmts: &[Stmt], out: &mut Vec<SymId>) {
     crate::il::visit_stmts(stmts, &mut |s| {
         if let StmtKind::Decl { vars, .. } = &s.kind {
@@ -941,6 +957,9 @@ struct AdjointHost<'x, 'a> {
     trace: BTreeSet<String>,
     /// Declarations of the procedure being built: adjoints, counters, temporaries.
     locals: Vec<(SymId, Option<Init>)>,
+    /// The static const locals of the procedure being built, with their
+    /// initialisers (`adjoint/decl-static`).
+    static_inits: HashMap<SymId, Option<Init>>,
     counters: HashMap<StmtId, SymId>,
     /// `adjoint/for-canonical`: the variable holding a loop's first index.
     firsts: HashMap<StmtId, SymId>,
@@ -1281,6 +1300,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         self.result_adjoint = None;
         self.result_pointer_adjoint = None;
         self.hoisted = hoisted.to_vec();
+        self.static_inits.clear();
+        if let Some(b) = &self.program.proc(p).body {
+            collect_static_inits(&b.stmts, &mut self.static_inits);
+        }
         // Locals of this procedure get fresh adjoints per procedure.
         let own: Vec<SymId> = self
             .bsyms
@@ -1848,6 +1871,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         for st in stmts {
             let mut st = st.clone();
             match &mut st.kind {
+                // `adjoint/decl-static`: declared at the top already.
+                StmtKind::Decl {
+                    storage: Storage::Static,
+                    ..
+                } => continue,
                 StmtKind::Decl { vars, .. } => {
                     let mut code = Vec::new();
                     for d in vars.iter() {
@@ -2724,10 +2752,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     fn temp(&mut self, ty: &QualType, key: String) -> SymId {
         let (key, tty) = if let Type::Struct(sid) = self.out.resolve(&ty.ty).clone() {
             // A `T_b` temporary for a struct's adjoint.
-            (
-                format!("{key}/struct{}", sid.index()),
-                self.adjoint_type(ty),
-            )
+            (format!("{key}/struct{}", sid.index()), {
+                // Assigned in the backward sweep, whatever the original.
+                let mut t = self.adjoint_type(ty);
+                t.is_const = false;
+                t
+            })
         } else {
             let rank = real_rank(&self.out, ty).max(1);
             (format!("{key}/{rank}"), real_of_rank(rank))
@@ -3087,6 +3117,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
             },
             StmtKind::Block(b) => View::Node("block", vec![AVal::Stmts(&b.stmts)]),
+            StmtKind::Decl {
+                vars,
+                storage: Storage::Static,
+                ..
+            } => View::Node("decl-static", vec![AVal::Decls(vars)]),
             StmtKind::Decl { vars, .. } => View::Node("decl", vec![AVal::Decls(vars)]),
             StmtKind::Alloc { target, count, .. } => {
                 View::Node("alloc", vec![AVal::Expr(target), AVal::Expr(count)])
@@ -3434,6 +3469,19 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             if !used.contains(&s) {
                 continue;
             }
+            // `adjoint/decl-static`: as the original declares it.
+            if let Some(init) = self.static_inits.get(&s) {
+                let ty = self.out.symbols[s.index()].ty.clone();
+                decls.push(self.mk(StmtKind::Decl {
+                    base: leaf_type(&ty),
+                    storage: Storage::Static,
+                    vars: vec![Declarator {
+                        sym: s,
+                        init: init.clone(),
+                    }],
+                }));
+                continue;
+            }
             strip_own_const(&mut self.out.symbols[s.index()].ty);
             let ty = self.out.symbols[s.index()].ty.clone();
             // Scalars start at zero: the forward sweep may save a variable
@@ -3648,11 +3696,13 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let mut used = HashSet::new();
         exposed_reads(code, &mut HashSet::new(), &mut used);
         let proc = self.program.proc(self.proc);
+        // A static const local is declared in each sweep with its values
+        // (`adjoint/decl-static`): nothing to carry.
         let mut out: Vec<SymId> = self
             .hoisted
             .iter()
             .copied()
-            .filter(|s| used.contains(s))
+            .filter(|s| used.contains(s) && !self.static_inits.contains_key(s))
             .collect();
         for &s in &proc.params {
             if used.contains(&s) && !is_pointer(self.program, &self.program.sym(s).ty) {

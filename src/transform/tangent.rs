@@ -841,7 +841,23 @@ pub fn tangent_full(
         param_targets: HashMap::new(),
         call_temps: Vec::new(),
         diff_formals: Default::default(),
+        global_dnames: HashMap::new(),
     };
+    // CONTRACT §2: an active global `g` has the derivative `gd`, which a
+    // local's derivative named first (`double sd` for a block's `s`) must
+    // not take.
+    let mut dglobals: Vec<SymId> = host
+        .diff
+        .syms
+        .iter()
+        .copied()
+        .filter(|&s| program.sym(s).kind == SymKind::Global)
+        .collect();
+    dglobals.sort();
+    for g in dglobals {
+        let name = host.namer.fresh(&format!("{}d", program.sym(g).name));
+        host.global_dnames.insert(g, name);
+    }
     for (z, info) in a.locs.zones.iter().enumerate() {
         if let ObjKind::Target {
             proc: Some(p),
@@ -1157,6 +1173,9 @@ struct TangentHost<'x, 'a> {
     /// `is_diff_formal`'s answers: the analysis scans the callee's points
     /// for each question, and every call site asks about every argument.
     diff_formals: std::cell::RefCell<HashMap<(ProcId, usize), bool>>,
+    /// The names of the active globals' derivatives, taken before any
+    /// local's.
+    global_dnames: HashMap<SymId, String>,
 }
 
 impl super::recurrence::Recurrences for TangentHost<'_, '_> {
@@ -1567,7 +1586,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         let orig = self.program.sym(s).clone();
         let name = if orig.kind == SymKind::Global {
-            self.namer.fresh(&format!("{}d", orig.name))
+            match self.global_dnames.remove(&s) {
+                Some(name) => name,
+                None => self.namer.fresh(&format!("{}d", orig.name)),
+            }
         } else {
             self.namer.fresh_local(&format!("{}d", orig.name))
         };
@@ -3693,6 +3715,17 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         Ok(Val::Code(self.tag(vec![s], rule)))
     }
 
+    /// `const double y = g(x);` becomes `y = g_d(…)` or a write through
+    /// `&y`, apart from the declaration: that local is not `const` in the
+    /// derivative code.
+    fn unconst_result(&mut self, result: &Expr) {
+        if let ExprKind::Var(v) = &result.kind
+            && self.out.sym(*v).kind == SymKind::Local
+        {
+            self.out.symbols[v.index()].ty.is_const = false;
+        }
+    }
+
     /// `tangent/call-active`: `call P_d(ARGS_d)`, the original result
     /// through an extra pointer when the callee's result has a derivative.
     fn call_d(
@@ -3751,6 +3784,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     }
                 }
             };
+            self.unconst_result(&res);
             let span = self.span();
             es.push(Expr::new(
                 ExprKind::AddrOf(Box::new(res.clone())),
@@ -3776,7 +3810,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         } else {
             match &result {
                 Val::Atom(_) => None,
-                v => Some(self.expr_of(v)?),
+                v => {
+                    let r = self.expr_of(v)?;
+                    self.unconst_result(&r);
+                    Some(r)
+                }
             }
         };
         let s = Stmt {
@@ -4233,6 +4271,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     result.as_ref().map(Val::Expr).unwrap_or_else(none),
                 ],
             ),
+            StmtKind::Decl {
+                vars,
+                storage: Storage::Static,
+                ..
+            } => View::Node("decl-static", vec![Val::Decls(vars)]),
             StmtKind::Decl { vars, .. } => View::Node("decl", vec![Val::Decls(vars)]),
             StmtKind::Alloc { target, count, .. } => {
                 View::Node("alloc", vec![Val::Expr(target), Val::Expr(count)])

@@ -101,6 +101,21 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Fails where a write to a variable is not allowed: where no effect
+    /// is, and inside an initializer list.
+    pub(super) fn allow_write(&self, what: impl FnOnce() -> String, span: Span) -> R<()> {
+        if self.in_init_list {
+            return err(
+                span,
+                format!(
+                    "{} inside an initializer list is not supported (write it before the declaration)",
+                    what()
+                ),
+            );
+        }
+        self.allow_effect(what, span)
+    }
+
     /// Lowers `e` with side effects forbidden, naming the context.
     pub(super) fn pure_expr(&mut self, e: &ast::Expr, ctx: &'static str) -> R<Expr> {
         let saved = self.forbid.replace(ctx);
@@ -767,7 +782,7 @@ impl Lowerer<'_> {
             ast::ExprKind::PostDec(x) | ast::ExprKind::PreDec(x) => (x, false),
             _ => return err(e.span, "internal error: not an increment"),
         };
-        self.allow_effect(
+        self.allow_write(
             || {
                 if inc {
                     "an increment (++)".into()
@@ -826,7 +841,7 @@ impl Lowerer<'_> {
         span: Span,
         fx: &mut Effects,
     ) -> R<Stmt> {
-        self.allow_effect(|| "an assignment".into(), span)?;
+        self.allow_write(|| "an assignment".into(), span)?;
         let lhs = self.lvalue(l, fx)?;
         match op {
             None => {

@@ -197,6 +197,11 @@ struct Lowerer<'a> {
     /// Set while lowering a part of an expression where side effects would
     /// change meaning or cannot be split out: names that part.
     forbid: Option<&'static str>,
+    /// Set while lowering an initializer list: its calls go before the
+    /// declaration, in the items' order, which is one order C allows;
+    /// an assignment or `++` there would also move past the items read
+    /// before it, so those are refused.
+    in_init_list: bool,
     /// Postfix `++`/`--` must take effect before the expression is used
     /// (conditions, returned values): the old value goes to a temporary.
     post_as_pre: bool,
@@ -238,6 +243,7 @@ impl<'a> Lowerer<'a> {
             scope: ScopeId(0),
             f: None,
             forbid: None,
+            in_init_list: false,
             post_as_pre: false,
             in_branch: 0,
             in_assert: false,

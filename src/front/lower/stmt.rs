@@ -1139,12 +1139,9 @@ impl Lowerer<'_> {
                 if depth > 64 {
                     return err(*span, "initializer is too deeply nested");
                 }
-                let saved = self.forbid;
-                if saved.is_none() {
-                    self.forbid = Some("an initializer list");
-                }
+                let saved = std::mem::replace(&mut self.in_init_list, true);
                 let r = self.init_list(items, *span, ty, fx, depth);
-                self.forbid = saved;
+                self.in_init_list = saved;
                 r
             }
         }
