@@ -390,7 +390,15 @@ pub struct Readable<'a> {
     /// The input's e-nodes (children canonical); `None` when costing the
     /// input itself, all of whose nodes are original.
     pub original: Option<&'a FxHashSet<Node>>,
+    /// Nodes new to the input in the classes of an intrinsic call's
+    /// arguments (`simplify/cost`): each costs [`ARGUMENT_NOVELTY`] more.
+    pub in_arguments: Option<&'a FxHashSet<Node>>,
 }
+
+/// The awkwardness a node new to the input adds inside an intrinsic's
+/// arguments (`simplify/cost`): more than a reordering there can remove,
+/// so only rewrites that make the argument smaller are taken.
+pub const ARGUMENT_NOVELTY: u32 = 2;
 
 impl CostFunction<Node> for Readable<'_> {
     type Cost = Cost;
@@ -404,6 +412,11 @@ impl CostFunction<Node> for Readable<'_> {
         let second = children.get(1).map(|&id| costs(id));
         let shape_of = |k: Option<Cost>| k.map_or(Shape::Plain, |k| k.shape);
         let negative = |k: Option<Cost>| shape_of(k).negative() as u32;
+        let penalty = if self.in_arguments.is_some_and(|a| a.contains(enode)) {
+            ARGUMENT_NOVELTY
+        } else {
+            0
+        };
         let (own_size, shape) = match enode {
             Node::Num(c) if c.value() < 0.0 => (2, Shape::NegConst),
             Node::Num(_) => (1, Shape::Const),
@@ -437,7 +450,7 @@ impl CostFunction<Node> for Readable<'_> {
         [first, second].into_iter().flatten().fold(
             Cost {
                 size: own_size,
-                awkward,
+                awkward: awkward + penalty,
                 novelty,
                 order,
                 shape,

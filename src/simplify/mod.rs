@@ -257,18 +257,41 @@ impl Simplifier {
             .iter()
             .map(|n| n.clone().map_children(|c| egraph.find(ids[usize::from(c)])))
             .collect();
+        // `simplify/cost`: the classes of the input's nodes below an
+        // intrinsic call (its arguments and what they are made of), and
+        // the nodes in them that are neither the input's nor constants.
+        let nodes = term.rec.as_ref();
+        let mut below_call = vec![false; nodes.len()];
+        for i in (0..nodes.len()).rev() {
+            if below_call[i] || matches!(nodes[i], Node::Call1(..) | Node::Call2(..)) {
+                for &c in nodes[i].children() {
+                    below_call[usize::from(c)] = true;
+                }
+            }
+        }
+        let mut in_arguments: FxHashSet<Node> = FxHashSet::default();
+        for (i, _) in below_call.iter().enumerate().filter(|(_, b)| **b) {
+            let class = egraph.find(ids[i]);
+            for n in &egraph[class].nodes {
+                if !original.contains(n) && !matches!(n, Node::Num(_)) {
+                    in_arguments.insert(n.clone());
+                }
+            }
+        }
         let leaf_sizes = leaf_sizes(term);
         let extractor = Extractor::new(
             egraph,
             Readable {
                 leaf_sizes: &leaf_sizes,
                 original: Some(&original),
+                in_arguments: Some(&in_arguments),
             },
         );
         let (best_cost, best) = extractor.find_best(egraph.find(root));
         let input_cost = Readable {
             leaf_sizes: &leaf_sizes,
             original: None,
+            in_arguments: None,
         }
         .cost_rec(&term.rec);
         (best_cost.quality() < input_cost.quality()).then_some(best)
