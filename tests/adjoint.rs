@@ -1383,19 +1383,25 @@ fn a_typedef_array_parameter_is_a_pointer() {
     assert!(out.contains("xb[1] += 2.0 * ab[1];"), "{out}");
 }
 
-/// An initialiser list holding addresses of active memory would need an
-/// adjoint pointer set per item: refused with the workaround (which
-/// pointer_rows.c checks), never a null adjoint pointer.
+/// `adjoint/init-addresses`: an initialiser list holding an address of
+/// active memory is assigned item by item, each address with its adjoint
+/// pointer (it was refused; `init_addresses.c` checks the numbers).
 #[test]
-fn adjoint_refuses_address_lists() {
-    let err = adjoint_of_text(
+fn address_lists_are_assigned_item_by_item() {
+    let out = adjoint_of_text(
         "rows.c",
         "double f(const double *x)\n{\n    double a[2];\n    a[0] = x[0];\n    a[1] = x[1];\n    double *rows[1] = {a};\n    return rows[0][0] * rows[0][1];\n}\n",
         "f(f)/(x)",
     )
-    .unwrap_err();
-    assert!(err.contains("assign its elements one by one"), "{err}");
-    assert!(err.contains("rows.c:7:"), "{err}");
+    .unwrap();
+    let code = common::code_without_comments(&out);
+    for line in [
+        "rowsb[0] = ab;",
+        "rows[0] = a;",
+        "rowsb[0][0] += rows[0][1] * fb;",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
 }
 
 /// `warn/alias` in adjoint mode: an active call whose pointer arguments

@@ -6004,7 +6004,7 @@ enum Sweep {
 /// A step from a variable to one of its scalars: an element, or field k
 /// of a struct.
 #[derive(Clone, Copy, Debug)]
-enum InitStep {
+pub(super) enum InitStep {
     Index(usize),
     Field(crate::il::StructId, usize),
 }
@@ -6014,7 +6014,7 @@ enum InitStep {
 /// Nested lists and C's brace elision (`double m[2][2] = {1, 2, 3, 4}`)
 /// are followed; an expression of the member's own struct type is one
 /// leaf (a whole-struct copy).
-fn init_leaves<'e>(
+pub(super) fn init_leaves<'e>(
     program: &Program,
     ty: &QualType,
     init: &'e Init,

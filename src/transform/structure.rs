@@ -44,11 +44,181 @@ use std::collections::HashSet;
 /// are wrapped into blocks first (`adjoint/checkpoint`,
 /// [`super::checkpoint`]).
 pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
-    let program = run_once_loops(program);
+    let program = match split_address_lists(program) {
+        Cow::Borrowed(_) => run_once_loops(program),
+        Cow::Owned(split) => Cow::Owned(run_once_loops(&split).into_owned()),
+    };
     match structure_jumps_in(&program) {
         Cow::Borrowed(_) => program,
         Cow::Owned(out) => Cow::Owned(out),
     }
+}
+
+/// `adjoint/init-addresses`: a local initialised by a list holding an
+/// address (`double *rows[2] = {m, m + 3};`, `Poly p = {c, 3};`) is
+/// declared without it, followed by one assignment per scalar in C's order
+/// (C's zero where the list gives none), so that each address goes through
+/// `adjoint/assign-pointer` with its adjoint pointer. Procedures without
+/// such a list are left untouched (same statement ids).
+fn split_address_lists(program: &Program) -> Cow<'_, Program> {
+    let holds_address = |init: &Init| {
+        let mut found = false;
+        crate::il::visit_init(init, &mut |e| {
+            found |= super::names::is_address(program, &e.ty);
+        });
+        matches!(init, Init::List(..)) && found
+    };
+    let splits = |st: &Stmt| {
+        matches!(&st.kind, StmtKind::Decl { storage: Storage::Auto, vars, .. }
+            if vars.iter().any(|d| d.init.as_ref().is_some_and(holds_address)))
+    };
+    let todo: Vec<ProcId> = program
+        .defined_procs()
+        .filter(|(_, p)| {
+            let mut found = false;
+            if let Some(b) = &p.body {
+                visit_stmts(&b.stmts, &mut |s| found |= splits(s));
+            }
+            found
+        })
+        .map(|(id, _)| id)
+        .collect();
+    if todo.is_empty() {
+        return Cow::Borrowed(program);
+    }
+    let mut out = program.clone();
+    for p in todo {
+        let Some(body) = &mut out.procs[p.index()].body else {
+            continue;
+        };
+        let mut stmts = std::mem::take(&mut body.stmts);
+        crate::il::rewrite_stmt_lists(&mut stmts, &mut |list| {
+            let old = std::mem::take(list);
+            for st in old {
+                if !splits(&st) {
+                    list.push(st);
+                    continue;
+                }
+                let StmtKind::Decl { base, vars, .. } = &st.kind else {
+                    unreachable!("splits matched a declaration")
+                };
+                let mut comments = Some(st.comments.clone());
+                for d in vars {
+                    let address_list = d.init.as_ref().is_some_and(holds_address);
+                    let mut decl = Stmt {
+                        id: StmtId(0),
+                        kind: StmtKind::Decl {
+                            base: base.clone(),
+                            storage: Storage::Auto,
+                            vars: vec![Declarator {
+                                sym: d.sym,
+                                init: if address_list { None } else { d.init.clone() },
+                            }],
+                        },
+                        span: st.span,
+                        comments: comments.take().unwrap_or_default(),
+                    };
+                    if !address_list {
+                        list.push(decl);
+                        continue;
+                    }
+                    decl.comments.trailing = None;
+                    list.push(decl);
+                    let init = d.init.as_ref().expect("an address list");
+                    list.extend(scalar_assignments(program, d.sym, init, st.span));
+                    if let Some(last) = list.last_mut() {
+                        last.comments.trailing = st.comments.trailing.clone();
+                    }
+                }
+            }
+        });
+        let mut next = 0;
+        super::tangent::renumber(&mut stmts, &mut next);
+        let proc = &mut out.procs[p.index()];
+        if let Some(body) = &mut proc.body {
+            body.stmts = stmts;
+        }
+        proc.stmt_count = next;
+    }
+    Cow::Owned(out)
+}
+
+/// `v`'s scalars set from `init`, one assignment each, in C's order.
+fn scalar_assignments(program: &Program, v: SymId, init: &Init, span: Span) -> Vec<Stmt> {
+    let var = Expr::new(ExprKind::Var(v), program.sym(v).ty.clone(), span);
+    let mut leaves = Vec::new();
+    super::adjoint::init_leaves(program, &var.ty, init, &mut Vec::new(), &mut leaves);
+    let int = |k: i64| {
+        Expr::new(
+            ExprKind::IntConst {
+                value: k,
+                text: k.to_string(),
+            },
+            QualType::int(),
+            span,
+        )
+    };
+    leaves
+        .into_iter()
+        .map(|(path, item)| {
+            let mut lhs = var.clone();
+            for step in path {
+                lhs = match step {
+                    super::adjoint::InitStep::Index(k) => {
+                        let elem = match program.resolve(&lhs.ty.ty) {
+                            Type::Array { elem, .. } | Type::Pointer(elem) => (**elem).clone(),
+                            _ => unreachable!("init_leaves indexes arrays only"),
+                        };
+                        Expr::new(
+                            ExprKind::Index {
+                                base: Box::new(lhs),
+                                index: Box::new(int(k as i64)),
+                            },
+                            elem,
+                            span,
+                        )
+                    }
+                    super::adjoint::InitStep::Field(sid, k) => {
+                        let ty = program.strukt(sid).fields[k].ty.clone();
+                        Expr::new(
+                            ExprKind::Field {
+                                base: Box::new(lhs),
+                                strukt: sid,
+                                field: k,
+                            },
+                            ty,
+                            span,
+                        )
+                    }
+                };
+            }
+            let rhs = match item {
+                Some(e) => e.clone(),
+                None if matches!(program.resolve(&lhs.ty.ty), Type::Real(_)) => Expr::new(
+                    ExprKind::RealConst {
+                        value: 0.0,
+                        text: "0.0".into(),
+                    },
+                    lhs.ty.clone(),
+                    span,
+                ),
+                None => int(0),
+            };
+            let mut lhs_ty = lhs.ty.clone();
+            lhs_ty.is_const = false;
+            lhs.ty = lhs_ty;
+            Stmt {
+                id: StmtId(0),
+                kind: StmtKind::Assign {
+                    lhs,
+                    rhs,
+                    sugar: AssignSugar::Plain,
+                },
+                span,
+                comments: Comments::default(),
+            }
+        })
+        .collect()
 }
 
 fn structure_jumps_in(program: &Program) -> Cow<'_, Program> {
