@@ -1525,6 +1525,27 @@ impl<'p, R: Real> Machine<'p, R> {
                 }
                 Ok(Value::Int(n))
             }
+            "strcmp" => {
+                count(2)?;
+                let a = self.arg_ptr(args, 0)?;
+                let b = self.arg_ptr(args, 1)?;
+                let mut k: i64 = 0;
+                loop {
+                    // C compares the characters as unsigned char.
+                    let at = |v: Value<R>| -> Result<i64, ErrorKind> {
+                        match v {
+                            Value::Int(c) => Ok(c & 0xff),
+                            _ => Err(ErrorKind::TypePun),
+                        }
+                    };
+                    let ca = at(self.mem.read(a.add_bytes(k), Scalar::Int(IntTy::CHAR))?)?;
+                    let cb = at(self.mem.read(b.add_bytes(k), Scalar::Int(IntTy::CHAR))?)?;
+                    if ca != cb || ca == 0 {
+                        return Ok(Value::Int((ca - cb).signum()));
+                    }
+                    k += 1;
+                }
+            }
             "memset" => {
                 count(3)?;
                 let d = self.arg_ptr(args, 0)?;

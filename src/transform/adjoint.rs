@@ -1725,7 +1725,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         visit_init(init, &mut |e| {
             strings |= matches!(e.kind, ExprKind::StrConst(_));
         });
-        if strings {
+        // A `char *` set to a literal is an ordinary assignment.
+        let array = matches!(
+            self.out.resolve(&self.out.symbols[v.index()].ty.ty),
+            Type::Array { .. }
+        );
+        if strings && array {
             // The declaration moves to the top of the procedure and its
             // initializer becomes assignments, which C has not for arrays:
             // one per character (`adjoint/init-string`).

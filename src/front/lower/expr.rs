@@ -125,6 +125,24 @@ impl Lowerer<'_> {
         r
     }
 
+    /// Lowers the value stored into, or passed as, something of type `ty`:
+    /// a string literal is allowed where `ty` is a pointer to `char`
+    /// (`const char *mode = "fast";`, `solve("tight", x)`): its value is
+    /// the address of storage no analysis follows, which is never active.
+    pub(super) fn value_for(&mut self, e: &ast::Expr, ty: &Type, fx: &mut Effects) -> R<Expr> {
+        let char_pointer = match self.resolve(ty) {
+            Type::Pointer(t) => matches!(
+                self.resolve(&t.ty),
+                Type::Int {
+                    kind: crate::il::IntKind::Char,
+                    ..
+                }
+            ),
+            _ => false,
+        };
+        self.expr_inner(e, fx, char_pointer)
+    }
+
     /// Lowers an expression in a value context.
     pub(super) fn expr(&mut self, e: &ast::Expr, fx: &mut Effects) -> R<Expr> {
         self.expr_inner(e, fx, false)
@@ -200,7 +218,7 @@ impl Lowerer<'_> {
                 if !allow_str && !self.in_assert {
                     return err(
                         span,
-                        "string literals are only supported as arguments of library functions (such as printf) or as char array initializers",
+                        "string literals are only supported as arguments of library functions (such as printf), as char array initializers, and as values of char pointers",
                     );
                 }
                 Ok(Expr::new(
@@ -870,7 +888,8 @@ impl Lowerer<'_> {
                         span,
                     ));
                 }
-                let rhs = self.expr(r, fx)?;
+                let lhs_ty = lhs.ty.ty.clone();
+                let rhs = self.value_for(r, &lhs_ty, fx)?;
                 self.check_convertible(&lhs.ty, &rhs, r.span, "assignment")?;
                 Ok(stmt(
                     StmtKind::Assign {
@@ -996,7 +1015,13 @@ impl Lowerer<'_> {
         let is_assert = system && name == "assert";
         for (i, a) in args.iter().enumerate() {
             self.in_assert = is_assert;
-            let x = self.expr_inner(a, fx, system);
+            let x = match params.get(i) {
+                Some(t) if !system => {
+                    let t = self.decay(t).ty;
+                    self.value_for(a, &t, fx)
+                }
+                _ => self.expr_inner(a, fx, system),
+            };
             self.in_assert = false;
             let x = x?;
             if is_assert {

@@ -1131,7 +1131,8 @@ impl Lowerer<'_> {
                     }
                     return err(e.span, "an array must be initialized with a { } list");
                 }
-                let v = self.expr(e, fx)?;
+                let target = ty.ty.clone();
+                let v = self.value_for(e, &target, fx)?;
                 self.check_convertible(ty, &v, e.span, "initialization")?;
                 Ok(Init::Expr(v))
             }
