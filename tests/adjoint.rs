@@ -82,6 +82,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/seq", "fig7"),
     ("adjoint/seq-end", "fig7"),
     ("adjoint/if-live", "fig7"),
+    ("adjoint/if-recompute", "if_nested"),
     ("adjoint/for-canonical", "fig7"),
     ("adjoint/for-live", "for_strides"),
     ("adjoint/while-live", "cfr_example"),
@@ -1381,6 +1382,33 @@ fn a_typedef_array_parameter_is_a_pointer() {
     assert!(out.contains("norm2_b(a, ab, "), "{out}");
     assert!(out.contains("a[2] = x[0] * x[1];"), "{out}");
     assert!(out.contains("xb[1] += 2.0 * ab[1];"), "{out}");
+}
+
+/// `adjoint/if-recompute`: a test reading only a canonical loop's index
+/// and a parameter is evaluated again in the backward sweep, not recorded;
+/// one reading a variable the loop body writes is still recorded.
+#[test]
+fn invariant_tests_are_recomputed_not_recorded() {
+    let out = adjoint_of_text(
+        "stencil.c",
+        "void f(int n, const double *x, double *y)\n{\n    for (int i = 0; i < n; i++) {\n        \
+         double t = x[i] * x[i];\n        if (i > 0)\n            t -= x[i - 1];\n        \
+         if (i < n - 1)\n            t -= x[i + 1];\n        y[i] = t;\n    }\n}\n",
+        "f(y)/(x)",
+    )
+    .unwrap();
+    let code = common::code_without_comments(&out);
+    assert!(!code.contains("aioli_push_control"), "{code}");
+    assert!(code.contains("if (i > 0) {"), "{code}");
+    assert!(code.contains("if (i < n - 1) {"), "{code}");
+    let out = adjoint_of_text(
+        "flag.c",
+        "void f(int n, const double *x, double *y)\n{\n    int k = 0;\n    for (int i = 0; i < n; i++) {\n        \
+         if (k > 0)\n            y[i] = x[i] * x[i];\n        k = i % 2;\n    }\n}\n",
+        "f(y)/(x)",
+    )
+    .unwrap();
+    assert!(out.contains("aioli_push_control"), "{out}");
 }
 
 /// `adjoint/init-addresses`: an initialiser list holding an address of

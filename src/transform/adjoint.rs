@@ -850,6 +850,62 @@ fn is_read_only(program: &Program, ty: &QualType) -> bool {
         }
 }
 
+/// Where a statement writing a variable stands (`adjoint/if-recompute`).
+#[derive(Clone, Copy, PartialEq)]
+enum WriteSite {
+    /// A declaration directly in the procedure's body: run once.
+    TopLevel,
+    /// The header (initialisation or step) of the loop statement.
+    Header(StmtId),
+    /// Anywhere else.
+    Nested,
+}
+
+/// The sites of the statements of `stmts` (at `site`) that write `v`.
+fn writes_of(stmts: &[Stmt], v: SymId, site: WriteSite) -> Vec<WriteSite> {
+    let mut out = Vec::new();
+    let writes = |e: &Expr| matches!(peel_casts(e).kind, ExprKind::Var(w) if w == v);
+    let nested = |s: WriteSite| match s {
+        WriteSite::TopLevel => WriteSite::Nested,
+        other => other,
+    };
+    for st in stmts {
+        match &st.kind {
+            StmtKind::Decl { vars, .. } => {
+                if vars.iter().any(|d| d.sym == v && d.init.is_some()) {
+                    out.push(site);
+                }
+            }
+            StmtKind::Assign { lhs, .. } if writes(lhs) => out.push(nested(site)),
+            StmtKind::Call {
+                result: Some(r), ..
+            } if writes(r) => out.push(nested(site)),
+            StmtKind::Alloc { target, .. } if writes(target) => out.push(nested(site)),
+            StmtKind::Loop { header, body } => {
+                if let LoopHeader::For { init, step, .. } = header {
+                    out.extend(writes_of(init, v, WriteSite::Header(st.id)));
+                    out.extend(writes_of(step, v, WriteSite::Header(st.id)));
+                }
+                out.extend(writes_of(&body.stmts, v, WriteSite::Nested));
+            }
+            StmtKind::If { then, other, .. } => {
+                out.extend(writes_of(&then.stmts, v, WriteSite::Nested));
+                if let Some(o) = other {
+                    out.extend(writes_of(&o.stmts, v, WriteSite::Nested));
+                }
+            }
+            StmtKind::Block(b) => out.extend(writes_of(&b.stmts, v, WriteSite::Nested)),
+            StmtKind::Switch { .. } => {
+                // Not reached by the adjoint rules (`adjoint/structure`):
+                // counted as a write, the cautious side.
+                out.push(WriteSite::Nested);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// The static locals of `stmts` with their initialisers
 /// (`adjoint/decl-static`).
 fn collect_static_inits(stmts: &[Stmt], out: &mut HashMap<SymId, Option<Init>>) {
@@ -2840,6 +2896,56 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// C (no break, continue, return or switch inside). Then the indices
     /// visited are first, first + k, …, exit − k, where first is i after
     /// INIT and exit is i after the loop (`adjoint/for-canonical`).
+    /// `adjoint/if-recompute`: the test of `s` (an `if`) has the same value
+    /// at its mirror in the backward sweep as in the forward sweep: it
+    /// reads no memory, only integer locals and parameters whose address
+    /// is never taken and which nothing writes but a declaration at the
+    /// procedure's top level (run once, before the test) or the header of
+    /// a canonical `for` enclosing the test (whose backward sweep steps
+    /// the index through the same values).
+    fn recomputable_test(&self, s: &Stmt) -> bool {
+        let StmtKind::If { cond, .. } = &s.kind else {
+            return false;
+        };
+        let Some(body) = &self.program.proc(self.proc).body else {
+            return false;
+        };
+        let mut vars = Vec::new();
+        let mut pure = true;
+        visit(cond, &mut |e| match &e.kind {
+            ExprKind::Var(v) => vars.push(*v),
+            ExprKind::IntConst { .. }
+            | ExprKind::CharConst { .. }
+            | ExprKind::Unary { .. }
+            | ExprKind::Binary { .. }
+            | ExprKind::Cast { .. } => {}
+            _ => pure = false,
+        });
+        if !pure {
+            return false;
+        }
+        // The canonical `for` loops enclosing the test, by their index.
+        let enclosing: Vec<(StmtId, SymId)> = self
+            .stmts
+            .iter()
+            .filter_map(|l| self.canonical_for(l).map(|c| (l.id, c.index)))
+            .collect();
+        let address_taken = super::names::address_taken(&body.stmts);
+        vars.iter().all(|&v| {
+            let sym = self.program.sym(v);
+            matches!(sym.kind, SymKind::Local | SymKind::Param)
+                && matches!(self.program.resolve(&sym.ty.ty), Type::Int { .. })
+                && !address_taken.contains(&v)
+                && writes_of(&body.stmts, v, WriteSite::TopLevel)
+                    .into_iter()
+                    .all(|w| match w {
+                        WriteSite::TopLevel => true,
+                        WriteSite::Header(l) => enclosing.contains(&(l, v)),
+                        WriteSite::Nested => false,
+                    })
+        })
+    }
+
     fn canonical_for(&self, s: &Stmt) -> Option<CanonicalFor> {
         let StmtKind::Loop {
             header:
@@ -3446,6 +3552,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         self.cancel_junction_saves(&mut all);
         drop_unread_scalars(&mut all, &candidates);
         drop_empty_loops(&mut all);
+        drop_empty_branches(&mut all);
         super::share::share_calls(&mut all, self);
         let mut body = all;
         let mut used: HashSet<SymId> = HashSet::new();
@@ -3959,6 +4066,86 @@ fn drop_empty_loops(body: &mut Vec<Stmt>) {
     crate::il::rewrite_stmt_lists(body, &mut |list| {
         list.retain(|s| counting_loop_index(s).is_none_or(|i| outside.contains(&i)));
     });
+}
+
+/// A recomputed test (`adjoint/if-recompute`) may be left guarding
+/// branches the cleanup passes emptied: an `if` with nothing in either
+/// branch is dropped (IL tests have no effects; one with a comment of the
+/// user's before it stays),
+/// and one with only an `else` tests the opposite.
+fn drop_empty_branches(body: &mut Vec<Stmt>) {
+    let empty = |b: &Block| b.stmts.is_empty() && b.closing_comments.is_empty();
+    // A popped branch marker (`if (b)`, `if (b == 0)`) stays: the pop
+    // before it sets `b`, which must be read.
+    let marker = |c: &Expr| match &c.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Binary {
+            op: BinOp::Eq,
+            lhs,
+            rhs,
+        } => {
+            matches!(lhs.kind, ExprKind::Var(_))
+                && matches!(rhs.kind, ExprKind::IntConst { value: 0, .. })
+        }
+        _ => false,
+    };
+    crate::il::rewrite_stmt_lists(body, &mut |list| {
+        list.retain(|s| {
+            !matches!(&s.kind, StmtKind::If { cond, then, other }
+                if !marker(cond) && empty(then) && other.as_ref().is_none_or(&empty)
+                    && s.comments.leading.is_empty())
+        });
+        for s in list.iter_mut() {
+            if let StmtKind::If { cond, then, other } = &mut s.kind
+                && !marker(cond)
+                && empty(then)
+                && let Some(o) = other.take()
+            {
+                *cond = negated(cond);
+                *then = o;
+            }
+        }
+    });
+}
+
+/// The opposite test: a comparison of integers turned around (`i < n`
+/// gives `i >= n`; of reals, NaN would make that wrong), else `!(c)`.
+fn negated(cond: &Expr) -> Expr {
+    let int = |e: &Expr| matches!(e.ty.ty, Type::Int { .. });
+    if let ExprKind::Binary { op, lhs, rhs } = &cond.kind
+        && int(lhs)
+        && int(rhs)
+    {
+        let flipped = match op {
+            BinOp::Eq => Some(BinOp::Ne),
+            BinOp::Ne => Some(BinOp::Eq),
+            BinOp::Lt => Some(BinOp::Ge),
+            BinOp::Ge => Some(BinOp::Lt),
+            BinOp::Gt => Some(BinOp::Le),
+            BinOp::Le => Some(BinOp::Gt),
+            _ => None,
+        };
+        if let Some(op) = flipped {
+            return Expr {
+                kind: ExprKind::Binary {
+                    op,
+                    lhs: lhs.clone(),
+                    rhs: rhs.clone(),
+                },
+                ..cond.clone()
+            };
+        }
+    }
+    let mut arg = cond.clone();
+    arg.parens = true;
+    Expr::new(
+        ExprKind::Unary {
+            op: UnOp::Not,
+            arg: Box::new(arg),
+        },
+        QualType::int(),
+        cond.span,
+    )
 }
 
 /// The index of a `for` loop with an empty body whose header only assigns
@@ -4609,6 +4796,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 None => true,
             },
             "isCanonicalFor" => self.stmt().is_some_and(|s| self.canonical_for(s).is_some()),
+            "isRecomputableTest" => self.stmt().is_some_and(|s| self.recomputable_test(s)),
             "isActiveCall" => self.stmt().is_some_and(|s| {
                 self.a.is_active_call(self.proc, s.id)
                     || self.diff.sets_derivative_pointer(self.program, s)
@@ -5172,6 +5360,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     return Ok(AVal::Code(Vec::new()));
                 }
                 let cond_v = args.pop().unwrap_or(AVal::Num(0.0));
+                let popped = matches!(cond_v, AVal::Popped(..));
                 let mut code = Vec::new();
                 let cond = match cond_v {
                     AVal::Popped(pop, e) => {
@@ -5191,8 +5380,15 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     v => self.expr_of(&v)?,
                 };
                 let (cond, then, other) = if then.is_empty() && !other.is_empty() {
-                    let zero = self.int(0);
-                    (self.binary(BinOp::Eq, cond, zero), other, Vec::new())
+                    // A branch marker reads `b == 0`; a test of the
+                    // original (`adjoint/if-recompute`) is turned around.
+                    let cond = if popped {
+                        let zero = self.int(0);
+                        self.binary(BinOp::Eq, cond, zero)
+                    } else {
+                        negated(&cond)
+                    };
+                    (cond, other, Vec::new())
                 } else {
                     (cond, then, other)
                 };
