@@ -871,10 +871,8 @@ fn writes_of(stmts: &[Stmt], v: SymId, site: WriteSite) -> Vec<WriteSite> {
     };
     for st in stmts {
         match &st.kind {
-            StmtKind::Decl { vars, .. } => {
-                if vars.iter().any(|d| d.sym == v && d.init.is_some()) {
-                    out.push(site);
-                }
+            StmtKind::Decl { vars, .. } if vars.iter().any(|d| d.sym == v && d.init.is_some()) => {
+                out.push(site)
             }
             StmtKind::Assign { lhs, .. } if writes(lhs) => out.push(nested(site)),
             StmtKind::Call {
