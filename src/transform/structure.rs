@@ -72,17 +72,7 @@ fn split_address_lists(program: &Program) -> Cow<'_, Program> {
         matches!(&st.kind, StmtKind::Decl { storage: Storage::Auto, vars, .. }
             if vars.iter().any(|d| d.init.as_ref().is_some_and(holds_address)))
     };
-    let todo: Vec<ProcId> = program
-        .defined_procs()
-        .filter(|(_, p)| {
-            let mut found = false;
-            if let Some(b) = &p.body {
-                visit_stmts(&b.stmts, &mut |s| found |= splits(s));
-            }
-            found
-        })
-        .map(|(id, _)| id)
-        .collect();
+    let todo = procs_with(program, splits);
     if todo.is_empty() {
         return Cow::Borrowed(program);
     }
@@ -242,22 +232,28 @@ fn structure_jumps_in(program: &Program) -> Cow<'_, Program> {
     Cow::Owned(out)
 }
 
+/// The procedures with a statement, nested ones included, that `pred`
+/// holds for.
+fn procs_with(program: &Program, pred: impl Fn(&Stmt) -> bool) -> Vec<ProcId> {
+    program
+        .defined_procs()
+        .filter(|(_, p)| {
+            let mut found = false;
+            if let Some(b) = &p.body {
+                visit_stmts(&b.stmts, &mut |s| found |= pred(s));
+            }
+            found
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
 /// `adjoint/structure-once`: `do { B } while (0)`, the braces of a
 /// statement-like macro, runs B once; without a `break` or `continue` of
 /// its own it is the block `{ B }`, which the adjoint reverses without
 /// counting iterations.
 fn run_once_loops(program: &Program) -> Cow<'_, Program> {
-    let todo: Vec<ProcId> = program
-        .defined_procs()
-        .filter(|(_, p)| {
-            let mut found = false;
-            if let Some(b) = &p.body {
-                visit_stmts(&b.stmts, &mut |s| found |= runs_once(s));
-            }
-            found
-        })
-        .map(|(id, _)| id)
-        .collect();
+    let todo = procs_with(program, runs_once);
     if todo.is_empty() {
         return Cow::Borrowed(program);
     }
