@@ -1384,6 +1384,27 @@ fn a_typedef_array_parameter_is_a_pointer() {
     assert!(out.contains("xb[1] += 2.0 * ab[1];"), "{out}");
 }
 
+/// `adjoint/share-calls`: a partial guarded at a singular point that each
+/// leaf's increment repeats is computed once (`sqrt` was called once per
+/// leaf, which a compiler cannot merge because of `errno`).
+#[test]
+fn a_guarded_partial_is_computed_once() {
+    let out = adjoint_of_text(
+        "norm.c",
+        "#include <math.h>\nvoid f(int n, const double *x, double *y)\n{\n    double s = 0.0;\n    \
+         for (int i = 0; i < n - 1; i++) {\n        double a = x[i + 1] - x[i], b = x[i] + x[i + 1];\n        \
+         s += sqrt(1.0 + a * a + b * b);\n    }\n    *y = s;\n}\n",
+        "f(y)/(x)",
+    )
+    .unwrap();
+    let code = common::code_without_comments(&out);
+    assert_eq!(code.matches("sqrt(").count(), 1, "{code}");
+    assert!(
+        code.contains("temp = 1.0 + a * a + b * b == 0.0 ? 0.0 : 0.5 / sqrt(1.0 + a * a + b * b);"),
+        "{code}"
+    );
+}
+
 /// `adjoint/if-recompute`: a test reading only a canonical loop's index
 /// and a parameter is evaluated again in the backward sweep, not recorded;
 /// one reading a variable the loop body writes is still recorded.

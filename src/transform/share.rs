@@ -1,6 +1,7 @@
 //! `tangent/share-calls`: a `<math.h>` call that the derivative statements
 //! of one source statement and the statement itself evaluate more than
-//! once is evaluated once, into a temporary (`spec/tangent.md`).
+//! once is evaluated once, into a temporary (`spec/tangent.md`); so is a
+//! conditional holding one (a partial guarded at a singular point).
 //!
 //! C compilers cannot do this themselves: with `errno` (GCC's default
 //! `-fmath-errno`) `exp`, `log`, `sqrt`, ... are not pure to them, so
@@ -292,7 +293,8 @@ fn share_run(run: &mut [Stmt], temps: &mut dyn Temps, private: &Private) -> Vec<
     out
 }
 
-/// The largest call occurring at least twice among `exprs`, and `beyond`
+/// The largest call (or conditional holding one) occurring at least
+/// twice among `exprs`, and `beyond`
 /// where it is `unchanged` there, once at least unconditionally, that reads
 /// no derivative.
 fn most_shared(
@@ -303,11 +305,11 @@ fn most_shared(
 ) -> Option<Expr> {
     let mut calls: Vec<(&Expr, bool)> = Vec::new();
     for e in exprs {
-        collect_calls(e, true, &mut calls);
+        collect(e, true, true, &mut calls);
     }
     let mut later: Vec<(&Expr, bool)> = Vec::new();
     for e in beyond {
-        collect_calls(e, true, &mut later);
+        collect(e, true, true, &mut later);
     }
     later.retain(|(c, _)| unchanged(c));
     let calls: Vec<(&Expr, bool)> = calls.into_iter().chain(later).collect();
@@ -358,7 +360,21 @@ fn shape_hash(e: &Expr) -> u64 {
     h.finish()
 }
 
+/// The calls worth sharing in `e`, each with whether it is always
+/// evaluated there.
 pub(crate) fn collect_calls<'e>(e: &'e Expr, always: bool, out: &mut Vec<(&'e Expr, bool)>) {
+    collect(e, always, false, out);
+}
+
+/// The calls worth sharing in `e`, and with `guarded` the conditionals
+/// holding one (`c == 0.0 ? 0.0 : 0.5 / sqrt(c)`, a partial guarded at a
+/// singular point): two equal conditionals evaluate the same call under
+/// the same test, so one of them, if always evaluated, computes it for
+/// both without evaluating it where the original did not.
+fn collect<'e>(e: &'e Expr, always: bool, guarded: bool, out: &mut Vec<(&'e Expr, bool)>) {
+    let collect_calls = |e: &'e Expr, always: bool, out: &mut Vec<(&'e Expr, bool)>| {
+        collect(e, always, guarded, out)
+    };
     match &e.kind {
         ExprKind::Intrinsic { args, call } => {
             if worth_sharing(call.func) {
@@ -369,6 +385,14 @@ pub(crate) fn collect_calls<'e>(e: &'e Expr, always: bool, out: &mut Vec<(&'e Ex
             }
         }
         ExprKind::Cond { cond, then, other } => {
+            if guarded {
+                let mut inner = Vec::new();
+                collect(then, false, false, &mut inner);
+                collect(other, false, false, &mut inner);
+                if !inner.is_empty() {
+                    out.push((e, always));
+                }
+            }
             collect_calls(cond, always, out);
             collect_calls(then, false, out);
             collect_calls(other, false, out);
