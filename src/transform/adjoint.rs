@@ -1850,21 +1850,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         }
         // `adjoint/struct-init`, `adjoint/declarator-list`: one assignment
         // per scalar of the variable, C's zero where the list gives none.
-        let mut leaves = Vec::new();
-        init_leaves(self.program, &var.ty, init, &mut Vec::new(), &mut leaves);
-        let mut code = Vec::new();
-        for (path, item) in leaves {
-            let lhs = self.follow(var.clone(), &path, false)?.ok_or_else(|| {
-                ApplyError::new("internal error: an initialiser path outside its variable")
-            })?;
-            let rhs = match item {
-                Some(e) => e.clone(),
-                None if real_rank(&self.out, &lhs.ty) > 0 => self.real(0.0, lhs.ty.clone()),
-                None => self.int(0),
-            };
-            code.push(self.assign(lhs, rhs, AssignSugar::Plain));
-        }
-        Ok(code)
+        scalar_assignments(&self.out, &var, init, self.span()).ok_or_else(|| {
+            ApplyError::new("internal error: an initialiser path outside its variable")
+        })
     }
 
     /// `base` followed along an initialiser path; for an adjoint `T_b`
@@ -1879,44 +1867,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let mut e = base;
         for step in path {
             e = match *step {
-                InitStep::Index(k) => {
-                    let elem = match self.out.resolve(&e.ty.ty) {
-                        Type::Array { elem, .. } | Type::Pointer(elem) => (**elem).clone(),
-                        _ => {
-                            return Err(ApplyError::new(
-                                "internal error: an index into a non-array",
-                            ));
-                        }
-                    };
-                    Expr::new(
-                        ExprKind::Index {
-                            base: Box::new(e),
-                            index: Box::new(self.int(k as i64)),
-                        },
-                        elem,
-                        self.span(),
-                    )
-                }
-                InitStep::Field(sid, k) => {
-                    if adjoint {
-                        let name = self.program.strukt(sid).fields[k].name.clone();
-                        match field_of(&self.out, e, &name, self.span()) {
-                            Ok(f) => f,
-                            Err(_) => return Ok(None),
-                        }
-                    } else {
-                        let ty = self.program.strukt(sid).fields[k].ty.clone();
-                        Expr::new(
-                            ExprKind::Field {
-                                base: Box::new(e),
-                                strukt: sid,
-                                field: k,
-                            },
-                            ty,
-                            self.span(),
-                        )
+                InitStep::Field(sid, k) if adjoint => {
+                    let name = self.program.strukt(sid).fields[k].name.clone();
+                    match field_of(&self.out, e, &name, self.span()) {
+                        Ok(f) => f,
+                        Err(_) => return Ok(None),
                     }
                 }
+                step => follow_step(&self.out, e, step, self.span())
+                    .ok_or_else(|| ApplyError::new("internal error: an index into a non-array"))?,
             };
         }
         Ok(Some(e))
@@ -6203,7 +6162,7 @@ enum Sweep {
 /// A step from a variable to one of its scalars: an element, or field k
 /// of a struct.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum InitStep {
+enum InitStep {
     Index(usize),
     Field(crate::il::StructId, usize),
 }
@@ -6213,7 +6172,96 @@ pub(super) enum InitStep {
 /// Nested lists and C's brace elision (`double m[2][2] = {1, 2, 3, 4}`)
 /// are followed; an expression of the member's own struct type is one
 /// leaf (a whole-struct copy).
-pub(super) fn init_leaves<'e>(
+/// `var`'s scalars set from `init`, one assignment each in C's order,
+/// C's zero where the list gives none (`adjoint/declarator-list`,
+/// `adjoint/init-addresses`); `None` for a path `var`'s type lacks.
+pub(super) fn scalar_assignments(
+    program: &Program,
+    var: &Expr,
+    init: &Init,
+    span: Span,
+) -> Option<Vec<Stmt>> {
+    let mut leaves = Vec::new();
+    init_leaves(program, &var.ty, init, &mut Vec::new(), &mut leaves);
+    let mut code = Vec::new();
+    for (path, item) in leaves {
+        let mut lhs = var.clone();
+        for &step in &path {
+            lhs = follow_step(program, lhs, step, span)?;
+        }
+        let rhs = match item {
+            Some(e) => e.clone(),
+            None => {
+                let rank = real_rank(program, &lhs.ty);
+                let (kind, ty) = if rank > 0 {
+                    let mut text = crate::back::c::real_text(0.0);
+                    if rank == 1 {
+                        text.push('f');
+                    }
+                    (ExprKind::RealConst { value: 0.0, text }, lhs.ty.clone())
+                } else {
+                    let text = "0".into();
+                    (ExprKind::IntConst { value: 0, text }, QualType::int())
+                };
+                Expr::new(kind, ty, span)
+            }
+        };
+        code.push(Stmt {
+            id: StmtId(0),
+            kind: StmtKind::Assign {
+                lhs,
+                rhs,
+                sugar: AssignSugar::Plain,
+            },
+            span,
+            comments: Comments::default(),
+        });
+    }
+    Some(code)
+}
+
+/// One step of an initialiser path into `e`, of an original type; `None`
+/// for an index into what is not an array.
+fn follow_step(program: &Program, e: Expr, step: InitStep, span: Span) -> Option<Expr> {
+    Some(match step {
+        InitStep::Index(k) => {
+            let elem = match program.resolve(&e.ty.ty) {
+                Type::Array { elem, .. } | Type::Pointer(elem) => (**elem).clone(),
+                _ => return None,
+            };
+            let index = Expr::new(
+                ExprKind::IntConst {
+                    value: k as i64,
+                    text: k.to_string(),
+                },
+                QualType::int(),
+                span,
+            );
+            Expr::new(
+                ExprKind::Index {
+                    base: Box::new(e),
+                    index: Box::new(index),
+                },
+                elem,
+                span,
+            )
+        }
+        InitStep::Field(sid, k) => {
+            let ty = program.strukt(sid).fields[k].ty.clone();
+            Expr::new(
+                ExprKind::Field {
+                    base: Box::new(e),
+                    strukt: sid,
+                    field: k,
+                },
+                ty,
+                span,
+            )
+        }
+    })
+}
+
+fn init_leaves<'e>(
     program: &Program,
     ty: &QualType,
     init: &'e Init,

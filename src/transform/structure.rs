@@ -115,7 +115,12 @@ fn split_address_lists(program: &Program) -> Cow<'_, Program> {
                     decl.comments.trailing = None;
                     list.push(decl);
                     let init = d.init.as_ref().expect("an address list");
-                    list.extend(scalar_assignments(program, d.sym, init, st.span));
+                    let var =
+                        Expr::new(ExprKind::Var(d.sym), program.sym(d.sym).ty.clone(), st.span);
+                    let assignments =
+                        super::adjoint::scalar_assignments(program, &var, init, st.span)
+                            .expect("a declaration's list fits its variable");
+                    list.extend(assignments);
                     if let Some(last) = list.last_mut() {
                         last.comments.trailing = st.comments.trailing.clone();
                     }
@@ -131,84 +136,6 @@ fn split_address_lists(program: &Program) -> Cow<'_, Program> {
         proc.stmt_count = next;
     }
     Cow::Owned(out)
-}
-
-/// `v`'s scalars set from `init`, one assignment each, in C's order.
-fn scalar_assignments(program: &Program, v: SymId, init: &Init, span: Span) -> Vec<Stmt> {
-    let var = Expr::new(ExprKind::Var(v), program.sym(v).ty.clone(), span);
-    let mut leaves = Vec::new();
-    super::adjoint::init_leaves(program, &var.ty, init, &mut Vec::new(), &mut leaves);
-    let int = |k: i64| {
-        Expr::new(
-            ExprKind::IntConst {
-                value: k,
-                text: k.to_string(),
-            },
-            QualType::int(),
-            span,
-        )
-    };
-    leaves
-        .into_iter()
-        .map(|(path, item)| {
-            let mut lhs = var.clone();
-            for step in path {
-                lhs = match step {
-                    super::adjoint::InitStep::Index(k) => {
-                        let elem = match program.resolve(&lhs.ty.ty) {
-                            Type::Array { elem, .. } | Type::Pointer(elem) => (**elem).clone(),
-                            _ => unreachable!("init_leaves indexes arrays only"),
-                        };
-                        Expr::new(
-                            ExprKind::Index {
-                                base: Box::new(lhs),
-                                index: Box::new(int(k as i64)),
-                            },
-                            elem,
-                            span,
-                        )
-                    }
-                    super::adjoint::InitStep::Field(sid, k) => {
-                        let ty = program.strukt(sid).fields[k].ty.clone();
-                        Expr::new(
-                            ExprKind::Field {
-                                base: Box::new(lhs),
-                                strukt: sid,
-                                field: k,
-                            },
-                            ty,
-                            span,
-                        )
-                    }
-                };
-            }
-            let rhs = match item {
-                Some(e) => e.clone(),
-                None if matches!(program.resolve(&lhs.ty.ty), Type::Real(_)) => Expr::new(
-                    ExprKind::RealConst {
-                        value: 0.0,
-                        text: "0.0".into(),
-                    },
-                    lhs.ty.clone(),
-                    span,
-                ),
-                None => int(0),
-            };
-            let mut lhs_ty = lhs.ty.clone();
-            lhs_ty.is_const = false;
-            lhs.ty = lhs_ty;
-            Stmt {
-                id: StmtId(0),
-                kind: StmtKind::Assign {
-                    lhs,
-                    rhs,
-                    sugar: AssignSugar::Plain,
-                },
-                span,
-                comments: Comments::default(),
-            }
-        })
-        .collect()
 }
 
 fn structure_jumps_in(program: &Program) -> Cow<'_, Program> {
