@@ -4,7 +4,8 @@
 //! - every fixture is differentiated, or refused with a message listed in
 //!   [`EXPECTED_REFUSALS`] (a new refusal or a crash fails);
 //! - the output with `--explain` is pinned by snapshots;
-//! - `FILE_b.c` compiles with `cc -std=c99 -Wall -Wextra -Werror`, and links
+//! - `FILE_b.c` compiles with `cc -std=c99 -Wall -Wextra -Werror` (with and
+//!   without `--split`), and links
 //!   with the original, the tangent `FILE_d.c` and the runtime (CONTRACT §5);
 //! - the check driver (original, tangent, adjoint, runtime) runs cleanly
 //!   under AddressSanitizer and UndefinedBehaviorSanitizer;
@@ -95,6 +96,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/assign-pointer", "pointer_walk"),
     ("adjoint/alloc", "malloc_scratch"),
     ("adjoint/free", "malloc_scratch"),
+    ("adjoint/free-later", "helper_allocates"),
     ("adjoint/decl", "fig7"),
     ("adjoint/decl-static", "static_const_table"),
     ("adjoint/declarator-diff", "fig10"),
@@ -358,6 +360,22 @@ fn output_compiles_without_warnings_and_links_with_the_original_tangent_and_runt
         if let Err(e) = common::compile(&strict, &[&adj], &object) {
             failures.push(format!("{name}_b.c does not compile cleanly:\n{e}"));
             continue;
+        }
+        // With `--split` (the head's `f_fwd` and `f_bwd` too), where the
+        // split translation accepts the fixture.
+        let split_opts = AdjointOptions {
+            split: true,
+            ..AdjointOptions::default()
+        };
+        if let Ok(g) = generate_with(&f, &split_opts) {
+            let split_adj = work.path().join(format!("{name}_split_b.c"));
+            std::fs::write(&split_adj, &g.text).unwrap();
+            let object = work.path().join(format!("{name}_split_b.o"));
+            if let Err(e) = common::compile(&strict, &[&split_adj], &object) {
+                failures.push(format!(
+                    "{name}_b.c (--split) does not compile cleanly:\n{e}"
+                ));
+            }
         }
         let mut link: Vec<String> = vec!["-std=c99".to_string(), include.clone()];
         link.extend(flags.iter().cloned());
@@ -1621,8 +1639,11 @@ fn restores_the_backward_sweep_never_reads_are_not_saved() {
                 .unwrap_or_else(|e| panic!("{e}"))
                 .text,
         );
+        // `scale`'s sweeps (with `--split` the head's own pair, after
+        // them, saves the `n` it passes `scale_bwd`).
+        let callee = code.split("void f(").next().unwrap();
         assert!(
-            !code.contains("aioli_push_int(n)") && !code.contains("n = aioli_pop_int()"),
+            !callee.contains("aioli_push_int(n)") && !callee.contains("n = aioli_pop_int()"),
             "split={split}: n is saved though the backward sweep never reads it:\n{code}"
         );
         for kept in [
@@ -1871,4 +1892,196 @@ fn a_real_of_another_precision_passes_its_adjoint_through_a_temporary() {
     ] {
         assert!(code.contains(line), "{line}\n{code}");
     }
+}
+
+/// With `--split` a head gets `f_fwd` and `f_bwd` besides `f_b` (CONTRACT
+/// §2, `adjoint/proc-split`): `f_fwd` has the head's parameters and
+/// result, computes every original result (a non-dependent output
+/// included, `diff-live/exit`) and records; `f_bwd` has `f_b`'s
+/// parameters. Run one after the other they give `f_b`'s gradient. A
+/// `const` by-value parameter stays `const` in `f_b` and `f_fwd`; only
+/// `f_bwd`, which restores it, drops the qualifier.
+#[test]
+fn with_split_a_head_gets_f_fwd_and_f_bwd_that_compose_to_f_b() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("g.c");
+    std::fs::write(
+        &src,
+        "#include <math.h>\n\
+         double g(double x, double *z, int n, const double c)\n\
+         {\n    double s = 0.0;\n    for (int i = 0; i < n; i++) {\n        \
+         s += sin(x * i) * c;\n        z[i] = s * s;\n    }\n    return s * x;\n}\n",
+    )
+    .unwrap();
+    let (program, sources) = {
+        let l = front::load(&src, &Default::default()).unwrap();
+        (l.program, l.sources)
+    };
+    let head = parse_head(&program, "g(g)/(x c)").unwrap();
+    let opts = AdjointOptions {
+        split: true,
+        ..AdjointOptions::default()
+    };
+    let rules = load_adjoint_rules(&opts).unwrap();
+    let text = adjoint(
+        &program,
+        &sources,
+        std::slice::from_ref(&head),
+        &rules,
+        &opts,
+    )
+    .unwrap();
+    let flat = common::code_without_comments(&text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for wanted in [
+        "double g_fwd(double x, double *z, int n, const double c)",
+        "void g_bwd(double x, double *xb, double *z, int n, double c, double *cb, double gb)",
+        "void g_b(double x, double *xb, double *z, int n, const double c, double *cb, double gb)",
+    ] {
+        assert!(flat.contains(wanted), "no `{wanted}` in\n{text}");
+    }
+    let adj = dir.path().join("g_b.c");
+    std::fs::write(&adj, &text).unwrap();
+    let rt = dir.path().join("rt");
+    aioli::runtime::write(&rt).unwrap();
+    let driver = dir.path().join("main.c");
+    std::fs::write(
+        &driver,
+        "#include <math.h>\n#include <stdio.h>\n\
+         double g(double x, double *z, int n, const double c);\n\
+         double g_fwd(double x, double *z, int n, const double c);\n\
+         void g_bwd(double x, double *xb, double *z, int n, double c, double *cb, double gb);\n\
+         void g_b(double x, double *xb, double *z, int n, const double c, double *cb, double gb);\n\
+         int main(void)\n{\n    double z0[5], z1[5], z2[5];\n    \
+         double r0 = g(0.7, z0, 5, 1.3);\n    \
+         double xb1 = 0.0, cb1 = 0.0, xb2 = 0.0, cb2 = 0.0;\n    \
+         g_b(0.7, &xb1, z1, 5, 1.3, &cb1, 0.5);\n    \
+         double r2 = g_fwd(0.7, z2, 5, 1.3);\n    \
+         int bad = r2 != r0;\n    \
+         for (int i = 0; i < 5; i++) bad |= z2[i] != z0[i];\n    \
+         g_bwd(0.7, &xb2, z2, 5, 1.3, &cb2, 0.5);\n    \
+         bad |= fabs(xb1 - xb2) > 1e-15 * fabs(xb1) || fabs(cb1 - cb2) > 1e-15 * fabs(cb1);\n    \
+         bad |= xb1 == 0.0 || cb1 == 0.0;\n    \
+         printf(\"%.17g %.17g %.17g %.17g\\n\", xb1, xb2, cb1, cb2);\n    \
+         return bad;\n}\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("pair");
+    let flags: Vec<String> = vec![
+        "-std=c99".into(),
+        "-Wall".into(),
+        "-Wextra".into(),
+        "-Werror".into(),
+        format!("-I{}", rt.display()),
+    ];
+    common::compile(
+        &flags,
+        &[&src, &adj, &driver, &rt.join(aioli::runtime::SOURCE_NAME)],
+        &exe,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let out = std::process::Command::new(&exe).output().unwrap();
+    assert!(
+        out.status.success(),
+        "f_fwd ; f_bwd differs from f_b or from the original: {}\n{text}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// `adjoint/free-later`: memory a helper called as it is allocated
+/// (`w = mk(n)`), which the original frees itself, is handed to the runtime
+/// by the forward sweep and freed when the head's adjoint call ends: it
+/// leaked (the free was dropped and no reversed allocation frees it). The
+/// driver runs `f_b` twice under AddressSanitizer, whose leak check fails
+/// the run on a leak, and compares the gradient with its formula. A helper
+/// that frees memory and whose result the derivatives need is refused.
+#[test]
+fn a_helpers_allocation_is_freed_after_the_backward_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("mk.c");
+    std::fs::write(
+        &src,
+        "#include <stdlib.h>\n\
+         static double *mk(int n)\n{\n    double *w = malloc((size_t)n * sizeof(double));\n    \
+         for (int i = 0; i < n; i++)\n        w[i] = i + 1.0;\n    return w;\n}\n\
+         void f(int n, const double *a, double *y)\n{\n    double *w = mk(n);\n    \
+         for (int i = 0; i < n; i++)\n        y[i] = a[i] * a[i] * w[i];\n    free(w);\n}\n",
+    )
+    .unwrap();
+    let loaded = front::load(&src, &Default::default()).unwrap();
+    let head = parse_head(&loaded.program, "f(y)/(a)").unwrap();
+    let opts = AdjointOptions::default();
+    let rules = load_adjoint_rules(&opts).unwrap();
+    let text = adjoint(
+        &loaded.program,
+        &loaded.sources,
+        std::slice::from_ref(&head),
+        &rules,
+        &opts,
+    )
+    .unwrap();
+    let code = common::code_without_comments(&text);
+    for line in [
+        "aioli_sweep_open();\n    w = mk(n);\n    aioli_free_later((void *)w);",
+        "aioli_sweep_close();\n}",
+    ] {
+        assert!(code.contains(line), "no `{line}` in\n{code}");
+    }
+    let adj = dir.path().join("mk_b.c");
+    std::fs::write(&adj, &text).unwrap();
+    let rt = dir.path().join("rt");
+    aioli::runtime::write(&rt).unwrap();
+    let driver = dir.path().join("main.c");
+    std::fs::write(
+        &driver,
+        "#include <math.h>\n\
+         void f_b(int n, const double *a, double *ab, double *y, double *yb);\n\
+         int main(void)\n{\n    double a[3] = {0.5, 1.5, 2.0}, y[3], ab[3], yb[3];\n    \
+         int bad = 0;\n    for (int run = 0; run < 2; run++) {\n        \
+         for (int i = 0; i < 3; i++) {\n            ab[i] = 0.0;\n            yb[i] = 1.0;\n        }\n        \
+         f_b(3, a, ab, y, yb);\n        for (int i = 0; i < 3; i++)\n            \
+         bad |= fabs(ab[i] - 2.0 * a[i] * (i + 1.0)) > 1e-15;\n    }\n    return bad;\n}\n",
+    )
+    .unwrap();
+    let exe = dir.path().join("later");
+    let sanitize = sanitizer_cc().is_ok();
+    let mut flags: Vec<String> = vec![
+        "-std=c99".into(),
+        "-Wall".into(),
+        "-Wextra".into(),
+        "-Werror".into(),
+        format!("-I{}", rt.display()),
+    ];
+    if sanitize {
+        flags.push("-fsanitize=address".into());
+    }
+    common::compile(
+        &flags,
+        &[&src, &adj, &driver, &rt.join(aioli::runtime::SOURCE_NAME)],
+        &exe,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let out = std::process::Command::new(&exe).output().unwrap();
+    assert!(
+        out.status.success(),
+        "the gradient is wrong or memory leaked:\n{}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A helper that frees, called where its result is needed.
+    let frees = "#include <stdlib.h>\n\
+         static double *mk(int n)\n{\n    double *w = malloc((size_t)n * sizeof(double));\n    \
+         for (int i = 0; i < n; i++)\n        w[i] = i + 1.0;\n    return w;\n}\n\
+         static double release(double *w)\n{\n    double s = w[0];\n    free(w);\n    return s;\n}\n\
+         void f(int n, const double *a, double *y)\n{\n    double *w = mk(n);\n    \
+         for (int i = 0; i < n; i++)\n        y[i] = a[i] * a[i] * w[i];\n    \
+         y[0] += a[1] * release(w);\n}\n";
+    let err = adjoint_of_text("frees.c", frees, "f(y)/(a)").unwrap_err();
+    assert!(
+        err.contains(
+            "frees.c:21:20: error: the adjoint mode does not handle yet a call of 'release'"
+        ),
+        "{err}"
+    );
 }

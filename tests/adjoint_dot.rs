@@ -4,7 +4,9 @@
 //!
 //! For every fixture, with its pragma's head and domain, in the default
 //! mode (calls checkpointed) and with `--split`, the adjoint mode either
-//! - writes `f_b`, and then at three input points `⟨ȳ, J ẋ⟩` (the
+//! - writes `f_b` (with `--split` also the head's `f_fwd` and `f_bwd`,
+//!   run one after the other as a second adjoint, `f_fwd` leaving the
+//!   original results), and then at three input points `⟨ȳ, J ẋ⟩` (the
 //!   original run with dual numbers) must equal `⟨Jᵀ ȳ, ẋ⟩` (`f_b` run in
 //!   the interpreter) to a relative error below 1e-10 (1e-5 for fixtures
 //!   with `float` variables), and `f_b` must leave the adjoint stack
@@ -105,37 +107,52 @@ fn run(path: &Path, split: bool) -> Outcome {
             Ok(i) => i,
             Err(e) => return Outcome::Failed(format!("inputs at point {point}: {e}")),
         };
-        let cmp = match adjoint_vs_tangent_dual(
-            program,
-            &out,
-            &head,
-            &inputs,
-            point.wrapping_mul(0x9E37_79B9),
-            &DotOptions::default(),
-        ) {
-            Ok(c) => c,
-            Err(e) => {
-                let at = match &e {
-                    DotCheckError::Adjoint { span, .. } | DotCheckError::Original { span, .. }
-                        if *span != Default::default() =>
-                    {
-                        format!(" at {}", loaded.sources.location(*span))
-                    }
-                    _ => String::new(),
-                };
-                return Outcome::Failed(format!("point {point}: {e}{at}"));
+        // With `--split`, `f_b` and the head's pair `f_fwd ; f_bwd` alike
+        // (a head whose pair the split translation cannot give has `f_b`
+        // alone, with a warning).
+        let pair = split
+            && out
+                .proc_by_name(&format!("{name}_fwd"))
+                .is_some_and(|p| out.proc(p).body.is_some());
+        for split_pair in [false, true].into_iter().take(if pair { 2 } else { 1 }) {
+            let options = DotOptions {
+                split_pair,
+                ..DotOptions::default()
+            };
+            let half = if split_pair { " (f_fwd ; f_bwd)" } else { "" };
+            let cmp = match adjoint_vs_tangent_dual(
+                program,
+                &out,
+                &head,
+                &inputs,
+                point.wrapping_mul(0x9E37_79B9),
+                &options,
+            ) {
+                Ok(c) => c,
+                Err(e) => {
+                    let at = match &e {
+                        DotCheckError::Adjoint { span, .. }
+                        | DotCheckError::Original { span, .. }
+                            if *span != Default::default() =>
+                        {
+                            format!(" at {}", loaded.sources.location(*span))
+                        }
+                        _ => String::new(),
+                    };
+                    return Outcome::Failed(format!("point {point}{half}: {e}{at}"));
+                }
+            };
+            if cmp.error >= tolerance || cmp.stack_left != 0 {
+                return Outcome::Failed(format!(
+                    "point {point}{half}: error {:.2e} (tolerance {tolerance:.0e}), stack left {}\n{}",
+                    cmp.error,
+                    cmp.stack_left,
+                    cmp.table()
+                ));
             }
-        };
-        if cmp.error >= tolerance || cmp.stack_left != 0 {
-            return Outcome::Failed(format!(
-                "point {point}: error {:.2e} (tolerance {tolerance:.0e}), stack left {}\n{}",
-                cmp.error,
-                cmp.stack_left,
-                cmp.table()
-            ));
-        }
-        if worst.is_none_or(|(e, _, _)| cmp.error > e) {
-            worst = Some((cmp.error, cmp.weighted_tangent, cmp.weighted_gradient));
+            if worst.is_none_or(|(e, _, _)| cmp.error > e) {
+                worst = Some((cmp.error, cmp.weighted_tangent, cmp.weighted_gradient));
+            }
         }
     }
     let (error, tangent, gradient) = worst.unwrap_or_default();

@@ -167,7 +167,10 @@ fn check(seed: u64, n: usize, point: u64) -> Outcome {
         Ok(i) => i,
         Err(e) => return Outcome::Failed(format!("inputs: {e}\n{}", show())),
     };
-    let options = DotOptions { fuel: 1_000_000 };
+    let options = DotOptions {
+        fuel: 1_000_000,
+        ..DotOptions::default()
+    };
     match adjoint_vs_tangent_dual(program, &out, &head, &inputs, point ^ 0xAD, &options) {
         Ok(cmp) if cmp.error < TOLERANCE && cmp.stack_left == 0 => Outcome::Tested,
         Ok(cmp) => Outcome::Failed(format!(

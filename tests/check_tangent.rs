@@ -745,3 +745,34 @@ fn a_forgotten_derivative_field_fails() {
     let r = check_with("grid", tangent.to_str().unwrap(), &options()).unwrap();
     assert!(!r.passed, "{r}");
 }
+
+/// A global array of arrays that the head accumulates into (`g[i][j] +=`,
+/// after a helper cleared it) has a derivative global `gd[2][2]` that the
+/// driver must zero before every call, as it does a one-dimensional one:
+/// it was left alone ("neither a real nor an array of reals"), so the
+/// derivatives of successive calls piled up and both checks failed.
+#[test]
+fn a_two_dimensional_derivative_global_is_zeroed_between_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grid2.c");
+    std::fs::write(
+        &path,
+        "double g[2][2];\n\nstatic void clear(void)\n{\n    for (int i = 0; i < 2; i++)\n        \
+         for (int j = 0; j < 2; j++) g[i][j] = 0.0;\n}\n\n\
+         void f(const double *x, double *s)\n{\n    clear();\n    for (int i = 0; i < 2; i++)\n        \
+         for (int j = 0; j < 2; j++) g[i][j] += x[i] * x[j];\n    \
+         *s = g[0][0] + g[0][1] + g[1][0] + g[1][1];\n}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .arg("check")
+        .arg(&path)
+        .args(["--head", "f(s)/(x)", "--domain", "x[2]=[0.5,2] s[1]=[0,0]"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(!text.contains("not zeroed"), "{text}");
+}

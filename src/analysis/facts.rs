@@ -59,6 +59,15 @@ pub fn has_observable_effect(program: &Program, kind: &PointKind<'_>) -> bool {
     }
 }
 
+/// `diff-live/effect` at point `i` of a procedure: an observable call, or
+/// a `free` of memory another procedure allocated (`adjoint/free-later`
+/// hands that pointer to the runtime, so its value must be computed).
+pub fn is_observable(program: &Program, f: &ProcFacts<'_>, i: usize) -> bool {
+    let kind = &f.points[i].kind;
+    has_observable_effect(program, kind)
+        || matches!(kind, PointKind::Stmt(s) if f.frees_foreign.contains(&s.id))
+}
+
 /// The effect of one point on zones (sorted, without repetition).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Effect {
@@ -128,6 +137,11 @@ pub struct ProcFacts<'a> {
     pub ref_zones: HashMap<usize, Vec<Zone>>,
     /// The point of each statement (a control statement's is its test).
     pub point_of: HashMap<StmtId, usize>,
+    /// The places the pointer of each `free` statement may designate.
+    pub freed: HashMap<StmtId, Vec<Place>>,
+    /// The `free` statements that may release memory another procedure
+    /// allocated.
+    pub frees_foreign: HashSet<StmtId>,
     /// The edges the block-level equations run on: the flow graph's, with
     /// every empty block but the entry and the exit bypassed (`p → e → s`
     /// becomes `p → s`). An empty block's equations are the identity, so
@@ -362,6 +376,24 @@ pub fn build<'a>(
         }
         p.effect = effect;
     }
+    // What each `free` releases (`adjoint/free-later` asks who allocated it).
+    let mut freed = HashMap::default();
+    let mut frees_foreign = HashSet::default();
+    for p in &points {
+        if let StmtKind::Free { ptr } = &p.kind.stmt().kind {
+            let places = eb.val_places(ptr);
+            let foreign = places.iter().any(|&pl| {
+                eb.locs.place(pl).is_some_and(|(o, _)| {
+                    matches!(eb.locs.objects[o as usize].kind,
+                        ObjKind::Heap { proc, .. } if proc != pid)
+                })
+            });
+            if foreign {
+                frees_foreign.insert(p.kind.stmt().id);
+            }
+            freed.insert(p.kind.stmt().id, places);
+        }
+    }
     add_control_dependence(program, eb.locs, pid, &mut points);
     for p in &points {
         zones.extend(p.effect.reads.iter().copied());
@@ -386,6 +418,8 @@ pub fn build<'a>(
         zones,
         ref_zones,
         point_of,
+        freed,
+        frees_foreign,
         solve_edges,
         kept_succs,
     }

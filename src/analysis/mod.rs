@@ -597,7 +597,10 @@ impl<'a> Analysis<'a> {
         // over the objects rather than one over every zone per head.
         let mut shared: Vec<Zone> = Vec::new();
         let mut own: HashMap<ProcId, Vec<Zone>> = HashMap::default();
-        if mode == Mode::Tangent {
+        // `diff-live/exit`: the tangent, and a head's `f_fwd` under
+        // `--split`, return the original results.
+        let results_live = mode == Mode::Tangent || self.split;
+        if results_live {
             for o in &self.locs.objects {
                 match o.kind {
                     ObjKind::Target { proc: Some(p), .. } | ObjKind::Result(p) => {
@@ -609,8 +612,9 @@ impl<'a> Analysis<'a> {
             }
         }
         for h in &self.heads.clone() {
-            if mode == Mode::Tangent {
-                // `diff-live/exit`, tangent mode: the original results.
+            if results_live {
+                // `diff-live/exit`, tangent mode and `--split`: the
+                // original results.
                 let visible = shared
                     .iter()
                     .chain(own.get(&h.proc).into_iter().flatten())
@@ -1080,7 +1084,7 @@ impl<'a> Analysis<'a> {
             let mut influence: HashMap<Zone, Set> = HashMap::default();
             for i in simple.clone().rev() {
                 let e = &f.points[i].effect;
-                let observable = facts::has_observable_effect(self.program, &f.points[i].kind);
+                let observable = facts::is_observable(self.program, f, i);
                 // Is this point live because of later derivative uses, or
                 // because of what it does outside memory (`diff-live/effect`)?
                 if observable || e.writes.iter().any(|w| uses.contains(w)) {

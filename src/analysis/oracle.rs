@@ -302,7 +302,7 @@ fn diff_live(program: &Program, f: &ProcFacts<'_>, g: &Graph, r: &mut ProcResult
             let mut l = preimage(s, &e.writes, &e.dep);
             l.extend(r.deriv_use[i].iter().copied());
             // diff-live/effect
-            if facts::has_observable_effect(program, &p.kind) {
+            if facts::is_observable(program, f, i) {
                 l.extend(e.reads.iter().copied());
             }
             // diff-live/control-use
@@ -320,7 +320,7 @@ fn diff_live(program: &Program, f: &ProcFacts<'_>, g: &Graph, r: &mut ProcResult
             .map(|i| match f.points[i].kind {
                 PointKind::Test(st) => live_controls.contains(&st.id),
                 _ => {
-                    facts::has_observable_effect(program, &f.points[i].kind)
+                    facts::is_observable(program, f, i)
                         || f.points[i]
                             .effect
                             .writes

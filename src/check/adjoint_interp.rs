@@ -46,17 +46,28 @@ use crate::il::{ProcId, Program, QualType, SymId, SymKind, Type};
 use crate::interp::{Config, Dual, Machine, Real, Value};
 use std::fmt::Write;
 
+/// A dependent passed by pointer: its parameter's position, its shape,
+/// and its original values by label.
+type PrimalResult = (usize, Shape, Vec<(String, f64)>);
+
 /// Limits of the two runs.
 #[derive(Clone, Copy, Debug)]
 pub struct DotOptions {
     /// Step budget of the dual-number run of the original; the adjoint run
     /// gets four times as much (forward and backward sweeps).
     pub fuel: u64,
+    /// Run the head's split pair, `f_fwd` and then `f_bwd` (CONTRACT §2,
+    /// `--split`), instead of `f_b`; `f_fwd` must also leave the original
+    /// results in the dependents.
+    pub split_pair: bool,
 }
 
 impl Default for DotOptions {
     fn default() -> DotOptions {
-        DotOptions { fuel: 10_000_000 }
+        DotOptions {
+            fuel: 10_000_000,
+            split_pair: false,
+        }
     }
 }
 
@@ -195,7 +206,20 @@ pub fn adjoint_vs_tangent_dual(
     let bproc = find_added_proc(original, adjoint_out, head.proc, "_b").ok_or_else(|| {
         DotCheckError::Signature(format!("the adjoint program defines no '{name}_b'"))
     })?;
-    let bname = adjoint_out.proc(bproc).name.clone();
+    let split_pair = if options.split_pair {
+        let half = |suffix: &str| {
+            find_added_proc(original, adjoint_out, head.proc, suffix).ok_or_else(|| {
+                DotCheckError::Signature(format!("the adjoint program defines no '{name}{suffix}'"))
+            })
+        };
+        Some((half("_fwd")?, half("_bwd")?))
+    } else {
+        None
+    };
+    let bname = match split_pair {
+        Some((_, bwd)) => adjoint_out.proc(bwd).name.clone(),
+        None => adjoint_out.proc(bproc).name.clone(),
+    };
     let sig = match_signature(original, adjoint_out, head.proc, bproc)?;
 
     // ẋ (and the primal values) of every argument, and ȳ of every
@@ -266,6 +290,10 @@ pub fn adjoint_vs_tangent_dual(
     // Per dependent: its ȳ (an object whose directions are the weights),
     // where its adjoint goes in f_b, and its ẏ.
     let mut dependents = Vec::new();
+    // The original results of the dependents passed by pointer, and the
+    // function's own: what `f_fwd` must leave.
+    let mut primal_results: Vec<PrimalResult> = Vec::new();
+    let mut primal_result: Option<f64> = None;
     let mut global_y = Vec::new();
     let mut result_y = None;
     let mut without_adjoint = Vec::new();
@@ -290,6 +318,14 @@ pub fn adjoint_vs_tangent_dual(
                         if sig.adjoint[j].is_none() {
                             without_adjoint.push(s.name.clone());
                         }
+                        primal_results.push((
+                            j,
+                            Shape::Buffer(elems.clone()),
+                            values
+                                .iter()
+                                .filter_map(|(l, v)| v.map(|d| (l.clone(), d.value())))
+                                .collect(),
+                        ));
                         (s.name.clone(), yargs[j].clone(), values)
                     }
                     // The callee cannot change the caller's copy: no element.
@@ -343,6 +379,7 @@ pub fn adjoint_vs_tangent_dual(
                 if sig.result.is_none() {
                     without_adjoint.push(format!("{name} (result)"));
                 }
+                primal_result = Some(r.value());
                 result_y = Some(w);
                 (
                     name.clone(),
@@ -433,8 +470,84 @@ pub fn adjoint_vs_tangent_dual(
             })
         })
         .collect::<Result<_, _>>()?;
-    am.call(&bname, bargs)
-        .map_err(|e| adjoint_err(call_error(&bname, e, &am)))?;
+    match split_pair {
+        None => {
+            am.call(&bname, bargs)
+                .map_err(|e| adjoint_err(call_error(&bname, e, &am)))?;
+        }
+        Some((fwd, _)) => {
+            // `f_bwd` takes f_b's parameters in f_b's order, `f_fwd` those
+            // of them it needs (`adjoint/fwd-adjoint-pointers`), by name.
+            let bwd = linked.proc(split_pair.expect("a pair").1);
+            if bwd.params.len() != bargs.len() {
+                return Err(DotCheckError::Signature(format!(
+                    "'{bname}' has {} parameters, '{}' {}",
+                    bwd.params.len(),
+                    linked.proc(bproc).name,
+                    bargs.len()
+                )));
+            }
+            let fp = linked.proc(fwd);
+            let fname = fp.name.clone();
+            let mut fargs = Vec::with_capacity(fp.params.len());
+            for s in &fp.params {
+                let name = &linked.sym(*s).name;
+                let k = bwd
+                    .params
+                    .iter()
+                    .position(|b| linked.sym(*b).name == *name)
+                    .ok_or_else(|| {
+                        DotCheckError::Signature(format!(
+                            "parameter '{name}' of '{fname}' is not one of '{bname}'"
+                        ))
+                    })?;
+                fargs.push(bargs[k]);
+            }
+            let fwd_err = |(error, span): (InterpRunError, Span)| DotCheckError::Adjoint {
+                proc_name: fname.clone(),
+                error,
+                span,
+            };
+            let result = am
+                .call(&fname, fargs)
+                .map_err(|e| fwd_err(call_error(&fname, e, &am)))?;
+            let differs = |want: f64, got: f64| relative_error(want, got) > 1e-12;
+            if let Some(want) = primal_result {
+                let got = result.as_real().unwrap_or(f64::NAN);
+                if differs(want, got) {
+                    return Err(unsupported(
+                        format!("'{fname}'"),
+                        format!("it returned {got}, the original {want}"),
+                    ));
+                }
+            }
+            for (j, shape, want) in &primal_results {
+                let s = linked.sym(bp.params[sig.primal[*j]]);
+                let elem = elem_type(&linked, &s.ty.ty).ok_or_else(|| {
+                    unsupported(format!("parameter '{}'", s.name), "not a pointer")
+                })?;
+                let got = read_dep(
+                    &am,
+                    &linked,
+                    shape,
+                    &Loc::Buffer(bargs[sig.primal[*j]], elem),
+                    &s.name,
+                )
+                .map_err(|why| unsupported(format!("dependent '{}'", s.name), why))?;
+                for ((label, w), (_, g)) in want.iter().zip(&got) {
+                    let g = g.unwrap_or(f64::NAN);
+                    if differs(*w, g) {
+                        return Err(unsupported(
+                            format!("'{fname}'"),
+                            format!("it left {label} = {g}, the original {w}"),
+                        ));
+                    }
+                }
+            }
+            am.call(&bname, bargs)
+                .map_err(|e| adjoint_err(call_error(&bname, e, &am)))?;
+        }
+    }
     let steps_adjoint = am.steps();
     let stack_left = am.stack_depth();
 

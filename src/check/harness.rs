@@ -1838,6 +1838,19 @@ impl PlanBuilder<'_> {
             let is_array = matches!(tangent.resolve(&ds.ty.ty), Type::Array { .. });
             let real =
                 matches!(tangent.resolve(elem), Type::Real(_)) && (!is_array || len.is_some());
+            // A fixed-size array of arrays of reals (`gd[2][2]`) is zeroed
+            // whole like the others; the driver does not seed or read it
+            // (a head naming it is refused by `global_groups`).
+            if storage == Storage::Auto && !real && only_reals(tangent, &ds.ty.ty) {
+                self.dbuffers.push(DBuffer {
+                    name: ds.name.clone(),
+                    elem_c: "double".to_string(),
+                    len: None,
+                    declare: false,
+                    template: None,
+                });
+                continue;
+            }
             match (storage, real) {
                 (Storage::Auto, true) => {
                     self.dbuffers.push(DBuffer {
@@ -3846,6 +3859,18 @@ pub fn digits(rel_err: f64) -> f64 {
         MAX_DIGITS
     } else {
         (-rel_err.log10()).clamp(0.0, MAX_DIGITS)
+    }
+}
+
+/// Is `ty` a real, or a fixed-size array (of arrays) of reals: memory that
+/// all-zero bytes make 0.0 throughout?
+fn only_reals(program: &Program, ty: &Type) -> bool {
+    match program.resolve(ty) {
+        Type::Real(_) => true,
+        Type::Array { elem, len } => {
+            len.as_ref().is_some_and(|l| l.value.is_some()) && only_reals(program, &elem.ty)
+        }
+        _ => false,
     }
 }
 

@@ -1188,6 +1188,114 @@ pub fn children(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
+/// Calls `f` on each direct subexpression of `e`, in order, mutably.
+pub fn children_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+    match &mut e.kind {
+        ExprKind::Index { base, index } => {
+            f(base);
+            f(index);
+        }
+        ExprKind::Field { base, .. } => f(base),
+        ExprKind::Deref(x) | ExprKind::AddrOf(x) | ExprKind::SizeOfExpr(x) => f(x),
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => f(arg),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            f(lhs);
+            f(rhs);
+        }
+        ExprKind::Intrinsic { args, .. } => {
+            for a in args {
+                f(a);
+            }
+        }
+        ExprKind::Cond { cond, then, other } => {
+            f(cond);
+            f(then);
+            f(other);
+        }
+        _ => {}
+    }
+}
+
+/// Every use of the variable `from` in `stmts`, nested statements and loop
+/// headers included, becomes a use of `to`.
+pub fn rename_var(stmts: &mut [Stmt], from: SymId, to: SymId) {
+    fn expr(e: &mut Expr, from: SymId, to: SymId) {
+        if let ExprKind::Var(v) = &mut e.kind
+            && *v == from
+        {
+            *v = to;
+        }
+        children_mut(e, &mut |c| expr(c, from, to));
+    }
+    fn init(i: &mut Init, from: SymId, to: SymId) {
+        match i {
+            Init::Expr(e) => expr(e, from, to),
+            Init::List(items, _) => items.iter_mut().for_each(|i| init(i, from, to)),
+        }
+    }
+    for s in stmts {
+        match &mut s.kind {
+            StmtKind::Assign { lhs, rhs, .. } => {
+                expr(lhs, from, to);
+                expr(rhs, from, to);
+            }
+            StmtKind::Call { result, args, .. } => {
+                result
+                    .iter_mut()
+                    .chain(args.iter_mut())
+                    .for_each(|e| expr(e, from, to));
+            }
+            StmtKind::Decl { vars, .. } => {
+                for d in vars {
+                    if d.sym == from {
+                        d.sym = to;
+                    }
+                    if let Some(i) = &mut d.init {
+                        init(i, from, to);
+                    }
+                }
+            }
+            StmtKind::Alloc { target, count, .. } => {
+                expr(target, from, to);
+                expr(count, from, to);
+            }
+            StmtKind::Free { ptr: e } | StmtKind::Return(Some(e)) | StmtKind::Discard(e) => {
+                expr(e, from, to)
+            }
+            StmtKind::If { cond, then, other } => {
+                expr(cond, from, to);
+                rename_var(&mut then.stmts, from, to);
+                if let Some(o) = other {
+                    rename_var(&mut o.stmts, from, to);
+                }
+            }
+            StmtKind::Loop { header, body } => {
+                match header {
+                    LoopHeader::For { init, cond, step } => {
+                        rename_var(init, from, to);
+                        if let Some(c) = cond {
+                            expr(c, from, to);
+                        }
+                        rename_var(step, from, to);
+                    }
+                    LoopHeader::While { cond } | LoopHeader::DoWhile { cond } => {
+                        expr(cond, from, to)
+                    }
+                }
+                rename_var(&mut body.stmts, from, to);
+            }
+            StmtKind::Switch { selector, cases } => {
+                expr(selector, from, to);
+                for c in cases {
+                    rename_var(&mut c.body, from, to);
+                }
+            }
+            StmtKind::Block(b) => rename_var(&mut b.stmts, from, to),
+            _ => {}
+        }
+    }
+}
+
 /// Calls `f` on every expression of an initializer, lists flattened.
 pub fn visit_init<'e>(init: &'e Init, f: &mut dyn FnMut(&'e Expr)) {
     match init {

@@ -36,6 +36,10 @@ pub(super) enum Builtin {
     PopArray,
     Stats,
     ResetStats,
+    /// `aioli_free_later`, `aioli_sweep_open`, `aioli_sweep_close`.
+    FreeLater,
+    SweepOpen,
+    SweepClose,
 }
 
 /// The types of single values on the stack.
@@ -99,6 +103,9 @@ impl Builtin {
             "pop_array" => return Some(Builtin::PopArray),
             "stack_stats" => return Some(Builtin::Stats),
             "stack_reset_stats" => return Some(Builtin::ResetStats),
+            "free_later" => return Some(Builtin::FreeLater),
+            "sweep_open" => return Some(Builtin::SweepOpen),
+            "sweep_close" => return Some(Builtin::SweepClose),
             _ => {}
         }
         let (push, suffix) = if let Some(s) = rest.strip_prefix("push_") {
@@ -125,6 +132,9 @@ impl Builtin {
             Builtin::PopArray => "aioli_pop_array".into(),
             Builtin::Stats => "aioli_stack_stats".into(),
             Builtin::ResetStats => "aioli_stack_reset_stats".into(),
+            Builtin::FreeLater => "aioli_free_later".into(),
+            Builtin::SweepOpen => "aioli_sweep_open".into(),
+            Builtin::SweepClose => "aioli_sweep_close".into(),
         }
     }
 
@@ -136,7 +146,10 @@ impl Builtin {
         let void_ptr = QualType::void().pointer_to().ty;
         match self {
             Builtin::Push(k) => vec![k.ty()],
-            Builtin::Pop(_) | Builtin::ResetStats => vec![],
+            Builtin::Pop(_) | Builtin::ResetStats | Builtin::SweepOpen | Builtin::SweepClose => {
+                vec![]
+            }
+            Builtin::FreeLater => vec![void_ptr.clone()],
             Builtin::PushControl => vec![int.clone(), int],
             Builtin::PopControl => vec![int],
             Builtin::PushArray | Builtin::PopArray => vec![void_ptr, size_t],
@@ -189,6 +202,10 @@ pub(super) struct Stack<R> {
     current_bits: u64,
     /// The peak of the size since the last reset, in bytes.
     peak: u64,
+    /// Blocks handed to `aioli_free_later`, freed when the outermost
+    /// sweep closes; and how many sweeps are open.
+    later: Vec<Pointer>,
+    sweeps: u64,
 }
 
 impl<R> Default for Stack<R> {
@@ -200,6 +217,8 @@ impl<R> Default for Stack<R> {
             current_data: 0,
             current_bits: 0,
             peak: 0,
+            later: Vec::new(),
+            sweeps: 0,
         }
     }
 }
@@ -367,6 +386,33 @@ impl<'p, R: Real> Machine<'p, R> {
                 self.stack.pushed_data = 0;
                 self.stack.pushed_bits = 0;
                 self.stack.peak = self.stack.size();
+                Ok(Value::Uninit)
+            }
+            Builtin::FreeLater => {
+                match arg(0) {
+                    Value::Ptr(p) if !p.is_null() => self.stack.later.push(p),
+                    Value::Ptr(_) | Value::Int(0) => {}
+                    _ => return Err(ErrorKind::InvalidFree),
+                }
+                Ok(Value::Uninit)
+            }
+            Builtin::SweepOpen => {
+                self.stack.sweeps += 1;
+                Ok(Value::Uninit)
+            }
+            Builtin::SweepClose => {
+                if self.stack.sweeps == 0 {
+                    return Err(ErrorKind::AdjointStack(format!(
+                        "{}: no adjoint call is open (a close without its open)",
+                        b.name()
+                    )));
+                }
+                self.stack.sweeps -= 1;
+                if self.stack.sweeps == 0 {
+                    while let Some(p) = self.stack.later.pop() {
+                        self.mem.free(p)?;
+                    }
+                }
                 Ok(Value::Uninit)
             }
         }

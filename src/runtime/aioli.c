@@ -462,3 +462,46 @@ int aioli_pop_control(int bits)
     aioli_sync_out();
     return (int)value;
 }
+
+/* ------------------------------------------------------------------ */
+/* Frees put off to the end of the outermost adjoint call              */
+/* ------------------------------------------------------------------ */
+
+static void **aioli_later = NULL;
+static size_t aioli_later_len = 0;
+static size_t aioli_later_cap = 0;
+static int aioli_sweeps = 0;
+
+void aioli_free_later(void *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (aioli_later_len == aioli_later_cap) {
+        size_t cap = aioli_later_cap == 0 ? 64 : 2 * aioli_later_cap;
+        void **grown = (void **)realloc(aioli_later, cap * sizeof(void *));
+        if (grown == NULL) {
+            aioli_die("aioli_free_later", "out of memory");
+        }
+        aioli_later = grown;
+        aioli_later_cap = cap;
+    }
+    aioli_later[aioli_later_len++] = p;
+}
+
+void aioli_sweep_open(void)
+{
+    aioli_sweeps++;
+}
+
+void aioli_sweep_close(void)
+{
+    if (aioli_sweeps == 0) {
+        aioli_die("aioli_sweep_close", "no adjoint call is open (a close without its open)");
+    }
+    if (--aioli_sweeps == 0) {
+        while (aioli_later_len > 0) {
+            free(aioli_later[--aioli_later_len]);
+        }
+    }
+}

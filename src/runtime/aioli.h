@@ -58,6 +58,20 @@ void aioli_push_array(void *a, size_t bytes);
 void aioli_pop_array(void *a, size_t bytes);
 
 /*
+ * Memory the original frees while the backward sweep still reads it, and
+ * that no allocation the adjoint reverses will free (a block a helper
+ * called as it is allocated). The forward sweep hands it to
+ * aioli_free_later instead of freeing it; it is freed when the outermost
+ * adjoint call ends. Each head's f_b, and its f_fwd/f_bwd pair, brackets
+ * its sweeps with aioli_sweep_open and aioli_sweep_close (f_fwd opens,
+ * f_bwd closes); the close that ends the outermost one frees what was
+ * handed over. A NULL pointer is ignored, as free ignores it.
+ */
+void aioli_free_later(void *p);
+void aioli_sweep_open(void);
+void aioli_sweep_close(void);
+
+/*
  * Statistics since the program started (or since the last reset): the
  * total number of bytes pushed, and the peak size of the stack in bytes.
  * Control markers count as bits: a count in bytes is the number of bits

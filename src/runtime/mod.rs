@@ -92,6 +92,9 @@ mod tests {
             "aioli_pop_array",
             "aioli_stack_stats",
             "aioli_stack_reset_stats",
+            "aioli_free_later",
+            "aioli_sweep_open",
+            "aioli_sweep_close",
         ] {
             assert!(HEADER.contains(&format!("{name}(")), "aioli.h lacks {name}");
             // The scalar pushes and pops are defined inline in the header

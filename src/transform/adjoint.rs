@@ -18,7 +18,7 @@
 //!   and a location (`adjoint/refuse`).
 
 use super::checkpoint;
-use super::names::{DiffSets, DiffTypes, Namer, is_pointer, strip_own_const};
+use super::names::{DiffSets, DiffTypes, Namer, holds_pointer, is_pointer, strip_own_const};
 use super::tangent::{
     binop_name, binop_of, derivative_types, field_of, is_one, is_zero, leaf_type, real_of_rank,
     real_rank,
@@ -113,6 +113,9 @@ const RUNTIME: &[(&str, &str, &[&str])] = &[
     ("aioli_push_pointer", "void", &["pointer"]),
     ("aioli_pop_pointer", "pointer", &[]),
     ("aioli_pop_array", "void", &["pointer", "long"]),
+    ("aioli_free_later", "void", &["pointer"]),
+    ("aioli_sweep_open", "void", &[]),
+    ("aioli_sweep_close", "void", &[]),
 ];
 
 fn runtime_type(name: &str) -> QualType {
@@ -365,23 +368,16 @@ fn adjoint_pass(
         } else if joint_called.contains(&p) {
             procs.fused = Some(make("_b", &mut out));
         }
+        // With `--split` every head gets the pair too (CONTRACT §2: the
+        // split adjoint of f is `f_fwd` and `f_bwd`).
         let pair_needed = if heads.contains(&p) {
-            called_by_diff.contains(&p)
+            called_by_diff.contains(&p) || opts.split
         } else {
             split_called.contains(&p) || !joint_called.contains(&p)
         };
         if pair_needed {
             procs.fwd = Some(make("_fwd", &mut out));
             procs.bwd = Some(make("_bwd", &mut out));
-            // `P_bwd` restores a by-value parameter from the stack: a
-            // `const double c` loses its own const, which is no part of
-            // the function's type.
-            for &prm in &orig.params {
-                let ty = &mut out.symbols[prm.index()].ty;
-                if ty.is_const && !matches!(program.resolve(&ty.ty), Type::Pointer(_)) {
-                    ty.is_const = false;
-                }
-            }
         }
         aprocs.insert(p, procs);
     }
@@ -452,9 +448,36 @@ fn adjoint_pass(
                 host.heads.remove(&p);
             }
             host.start_proc(p, &hoisted_of[&p]);
+            let notes = host.notes.len();
             let applied = engine::apply(rules, &mut host, "proc", &AVal::Proc(p, body));
             if split && procs.joint.is_some() {
                 host.heads.insert(p);
+            }
+            // A head's pair that only `--split` asks for, and that the
+            // split translation cannot give (a local array whose adjoint
+            // one sweep would keep for the other, in another frame), is
+            // left out with a warning: its `P_b` stands.
+            if split
+                && procs.joint.is_some()
+                && !called_by_diff.contains(&p)
+                && let Err(e) = &applied
+            {
+                host.notes.truncate(notes);
+                let at = host.error_span.take().unwrap_or(span);
+                let name = &program.proc(p).name;
+                let why = e.message.split(" (rule ").next().unwrap_or(&e.message);
+                host.notes.push(Diagnostic::warning(
+                    at,
+                    format!(
+                        "no '{name}_fwd' and '{name}_bwd' for '{name}' ('{name}_b' is \
+                         written): {why}"
+                    ),
+                ));
+                if let Some(a) = host.aprocs.get_mut(&p) {
+                    a.fwd = None;
+                    a.bwd = None;
+                }
+                continue;
             }
             applied.map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
         }
@@ -462,7 +485,18 @@ fn adjoint_pass(
     let trace = std::mem::take(&mut host.trace);
     let found = std::mem::take(&mut host.fwd_found);
     let notes = std::mem::take(&mut host.notes);
+    let head_procs: Vec<AdjointProcs> = host
+        .heads
+        .iter()
+        .filter_map(|h| host.aprocs.get(h).copied())
+        .collect();
+    let (open, close, later) = (
+        host.runtime["aioli_sweep_open"],
+        host.runtime["aioli_sweep_close"],
+        host.runtime["aioli_free_later"],
+    );
     let mut out = host.finish(&diff_procs);
+    bracket_sweeps(&mut out, &head_procs, [open, close, later], opts.explain);
     super::unshadow_called_functions(&mut out);
     for p in out.procs.iter_mut() {
         if let Some(b) = &mut p.body {
@@ -2654,6 +2688,33 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// Does `s` contain a passive call that overwrites active memory? Its
     /// backward sweep must zero those adjoints (`adjoint/call-passive`,
     /// `adjoint/call-dead`), which needs the control around it replayed.
+    /// `adjoint/free-later`: does this `free` release only memory that a
+    /// procedure the adjoint calls as it is allocated (a helper without
+    /// differentiated versions, `w = mk(n)` or `grid_build(&g, n)`)? No
+    /// allocation the adjoint reverses frees such memory, and the backward
+    /// sweep may still read it.
+    fn frees_unreversed(&self, s: &Stmt) -> bool {
+        let Some(places) = self
+            .a
+            .facts
+            .get(&self.proc)
+            .and_then(|f| f.freed.get(&s.id))
+        else {
+            return false;
+        };
+        let mut any = false;
+        for &p in places {
+            let Some((obj, _)) = self.a.locs.place(p) else {
+                continue;
+            };
+            match self.a.locs.objects[obj as usize].kind {
+                ObjKind::Heap { proc, .. } if !self.aprocs.contains_key(&proc) => any = true,
+                _ => return false,
+            }
+        }
+        any
+    }
+
     fn zeroes_adjoints(&self, s: &Stmt) -> bool {
         let mut found = false;
         crate::il::visit_stmt(s, &mut |x| {
@@ -3584,12 +3645,13 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         } else {
             // The forward sweep needs only its counters and branch marker,
             // and the adjoint pointers it allocates (saved before they are
-            // set: they start null).
+            // set: they start null, members of an adjoint struct too).
             let locals = self.locals.clone();
             for (s, init) in locals {
                 if used.contains(&s) {
                     let ty = self.out.symbols[s.index()].ty.clone();
-                    let init = init.filter(|_| is_pointer(&self.out, &ty));
+                    let init =
+                        init.filter(|_| holds_pointer(&self.out, self.out.resolve(&ty.ty), 0));
                     decls.push(self.decl(s, ty, init));
                 }
             }
@@ -3613,6 +3675,32 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             span: orig.body.as_ref().map(|b| b.span).unwrap_or(orig.span),
         });
         Ok(())
+    }
+
+    /// `P_bwd` restores its by-value parameters from the stack, so a
+    /// `const double c` of the original is a parameter of its own there,
+    /// without the const (a top-level qualifier is no part of the
+    /// function's type); `P_b` and `P_fwd`, which never assign it, keep
+    /// the user's `const`.
+    fn unconst_restored_params(&mut self, id: ProcId) {
+        let params = self.out.procs[id.index()].params.clone();
+        let mut renamed = Vec::with_capacity(params.len());
+        for s in params {
+            let sym = &self.out.symbols[s.index()];
+            if !sym.ty.is_const || matches!(self.out.resolve(&sym.ty.ty), Type::Pointer(_)) {
+                renamed.push(s);
+                continue;
+            }
+            let mut copy = sym.clone();
+            copy.ty.is_const = false;
+            let fresh = SymId(self.out.symbols.len() as u32);
+            self.out.symbols.push(copy);
+            if let Some(body) = &mut self.out.procs[id.index()].body {
+                crate::il::rename_var(&mut body.stmts, s, fresh);
+            }
+            renamed.push(fresh);
+        }
+        self.out.procs[id.index()].params = renamed;
     }
 
     /// `adjoint/junction`: `push(V) ; S ; V = pop()` with S touching
@@ -3779,10 +3867,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         }
         // An adjoint pointer the forward sweep set (`tb = calloc(...)`
-        // following `t = malloc(...)`), read before the backward sweep
-        // restores it at the allocation's mirror.
+        // following `t = malloc(...)`, or a member `bb.u` of an adjoint
+        // struct), read before the backward sweep restores it at the
+        // allocation's mirror.
         for (s, _) in &self.locals {
-            if used.contains(s) && is_pointer(&self.out, &self.out.symbols[s.index()].ty) {
+            let ty = &self.out.symbols[s.index()].ty;
+            if used.contains(s) && holds_pointer(&self.out, self.out.resolve(&ty.ty), 0) {
                 out.push(*s);
             }
         }
@@ -3996,6 +4086,67 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
 /// nothing reads (their readers were sliced away): scalars, and local
 /// arrays and structs whose parts are only stored (`c.v[0] = x * x` when
 /// the fused `P_b` drops `return c`); `t = f_fwd(x)` keeps the call.
+/// `adjoint/free-later`: where a forward sweep hands memory to
+/// `aioli_free_later`, each head's `P_b` opens a sweep at its start and
+/// closes it at its end, and its pair does so across its two halves
+/// (`P_fwd` opens, `P_bwd` closes), so the runtime frees that memory when
+/// the outermost adjoint call ends. Output without such memory is left as
+/// it is.
+fn bracket_sweeps(out: &mut Program, heads: &[AdjointProcs], runtime: [ProcId; 3], explain: bool) {
+    let [open, close, later] = runtime;
+    let mut uses_later = false;
+    for p in &out.procs {
+        if let Some(b) = &p.body {
+            crate::il::visit_stmts(&b.stmts, &mut |s| {
+                uses_later |= matches!(&s.kind, StmtKind::Call { callee, .. } if *callee == later);
+            });
+        }
+    }
+    if !uses_later {
+        return;
+    }
+    // Statement ids are handed out again once every procedure is built.
+    let call = |callee: ProcId, span: Span| Stmt {
+        id: crate::il::StmtId(0),
+        kind: StmtKind::Call {
+            result: None,
+            callee,
+            args: Vec::new(),
+            decl_init: false,
+        },
+        span,
+        comments: Comments {
+            trailing: explain.then(|| "/* adjoint/free-later */".to_string()),
+            ..Comments::default()
+        },
+    };
+    for h in heads {
+        for (proc, opens, closes) in [
+            (h.joint, true, true),
+            (h.fwd, true, false),
+            (h.bwd, false, true),
+        ] {
+            let Some(proc) = proc else { continue };
+            let span = out.procs[proc.index()].span;
+            let Some(body) = &mut out.procs[proc.index()].body else {
+                continue;
+            };
+            if opens {
+                // After the declarations and `(void)x;` lines at the top.
+                let at = body
+                    .stmts
+                    .iter()
+                    .position(|s| !matches!(s.kind, StmtKind::Decl { .. } | StmtKind::Discard(_)))
+                    .unwrap_or(body.stmts.len());
+                body.stmts.insert(at, call(open, span));
+            }
+            if closes {
+                body.stmts.push(call(close, span));
+            }
+        }
+    }
+}
+
 fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
     // Until nothing changes: dropping `r = 1.0 + t` leaves `t` unread.
     let mut dead: HashSet<SymId> = HashSet::new();
@@ -4748,6 +4899,20 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                             "the adjoint mode does not handle yet a passive call that overwrites active memory inside a branch or loop the derivatives otherwise do not need",
                         ));
                     }
+                    // A call of the original that frees memory: the
+                    // backward sweep may still read that memory.
+                    if live
+                        && let StmtKind::Call { callee, .. } = &s.kind
+                        && !self.aprocs.contains_key(callee)
+                        && self.program.proc(*callee).body.is_some()
+                        && super::names::may_free(self.program, *callee, &mut Vec::new())
+                    {
+                        let name = &self.program.proc(*callee).name;
+                        return Err(ApplyError::new(format!(
+                            "the adjoint mode does not handle yet a call of '{name}' whose result or writes the derivatives need and that frees memory: the backward sweep may still read what it frees; free that memory in '{}' after the call, or split '{name}' in two",
+                            self.program.proc(self.proc).name
+                        )));
+                    }
                     live
                 }
                 None => true,
@@ -4841,6 +5006,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 real_rank(self.program, &e.ty) > 0 || is_struct(self.program, &e.ty)
             }),
             "isExpr" => matches!(subject, AVal::Expr(_)),
+            "isUnreversedMemory" => self.stmt().is_some_and(|s| self.frees_unreversed(s)),
             "isPointer" => match subject {
                 AVal::Sym(v) => is_pointer(self.program, &self.program.sym(*v).ty),
                 // An array passed as an argument is a pointer to its first
@@ -5039,6 +5205,12 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 arity(1, &args)?;
                 let p = self.expr_of(&args[0])?;
                 let s = self.mk(StmtKind::Free { ptr: p });
+                AVal::Code(self.tag(vec![s], rule))
+            }
+            "free-later" => {
+                arity(1, &args)?;
+                let p = self.expr_of(&args[0])?;
+                let s = self.runtime_call("aioli_free_later", vec![self.void_pointer(&p)], None);
                 AVal::Code(self.tag(vec![s], rule))
             }
             "alloc-adjoint" => {
@@ -6036,6 +6208,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     .flat_map(|&s| self.pop_all(&self.var(s)))
                     .collect();
                 self.make_proc(id, params.clone(), QualType::void(), bwd, pops, true)?;
+                self.unconst_restored_params(id);
                 self.comments_elsewhere.clear();
                 let pushes: Vec<Stmt> = saved
                     .iter()

@@ -443,12 +443,16 @@ pub(crate) fn refuse_untracked_pointers(
                 let ExprKind::Var(v) = &r.kind else { continue };
                 let ty = &program.sym(*v).ty;
                 // `&p` of a pointer with a derivative pointer, or `&s` of a
-                // struct holding pointers to reals (`vec_init(&v, n)`
-                // storing `v->data`): the analyses do not carry what the
-                // callee stores there back to the caller.
-                let tracked = (diff.syms.contains(v) && pointer_to_real(ty))
-                    || (!pointer_to_real(ty)
-                        && super::names::holds_real_pointer(program, &ty.ty, 0));
+                // struct with derivative pointer members (`vec_init(&v, n)`
+                // storing `v->data`): the derivative pointers must follow
+                // what the callee stores there. A struct without derivative
+                // (a passive grid's `grid_build(&g, n)`) has none to move:
+                // the analyses carry the stored addresses back to the
+                // caller (`call/map-target`), so its pointers designate
+                // no active memory anywhere.
+                let tracked = diff.syms.contains(v)
+                    && (pointer_to_real(ty)
+                        || super::names::holds_real_pointer(program, &ty.ty, 0));
                 if !tracked {
                     continue;
                 }
