@@ -2085,3 +2085,25 @@ fn a_helpers_allocation_is_freed_after_the_backward_sweep() {
         "{err}"
     );
 }
+
+/// A refusal naming memory that is not a variable says which procedure
+/// allocated it (it showed the analyses' own `alloc@113`).
+#[test]
+fn a_heap_block_is_named_by_its_allocator_in_refusals() {
+    let src = "#include <stdlib.h>\ntypedef struct {\n    int n;\n    double *w;\n} Mesh;\n\
+         static void mesh_init(Mesh *m, int n)\n{\n    m->n = n;\n    m->w = (double *)malloc(n * sizeof(double));\n    \
+         for (int i = 0; i < n; i++)\n        m->w[i] = 1.0 + i;\n}\n\
+         static void mesh_free(Mesh *m)\n{\n    free(m->w);\n}\n\
+         void f(int n, double *x, double *y)\n{\n    Mesh *m = (Mesh *)malloc(sizeof(Mesh));\n    \
+         for (int i = 0; i < n; i++)\n        y[i] = 0.0;\n    for (int k = 0; k < 2; k++) {\n        \
+         mesh_init(m, n);\n        for (int i = 0; i < n; i++)\n            y[i] += m->w[i] * x[i] * x[i];\n        \
+         mesh_free(m);\n    }\n    free(m);\n}\n";
+    let err = adjoint_of_text("mesh.c", src, "f(y)/(x)").unwrap_err();
+    assert!(
+        err.contains(
+            "cannot yet save the memory that this call of 'mesh_init' overwrites in a block that 'mesh_init' allocates"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("alloc@"), "{err}");
+}

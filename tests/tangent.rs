@@ -1182,3 +1182,47 @@ double f(const double *x)\n{\n    Reader r;\n    r.cur = x;\n    r.acc = 0.0;\n 
     let code = common::code_without_comments(&out);
     assert!(code.contains("rd->cur = &rd->acc;"), "{code}");
 }
+
+/// `il/void-pointer`: memory allocated through a `void *` (`void *p =
+/// malloc(...)`, a `void *xmalloc(size_t)` wrapper) has no type the
+/// analyses follow, so stores of active values through the converted
+/// pointer were lost (a zero derivative and a primal read of uninitialised
+/// memory): refused in both modes, with the fix. A `void *` parameter of a
+/// freeing helper (`release(void *p)`) is fine: it gets the derivative
+/// buffer to free it too (`release_d` read an undeclared `pd`).
+#[test]
+fn void_pointer_memory_is_refused_and_a_void_free_helper_frees_the_derivative() {
+    let body = "    for (int i = 0; i < n; i++)\n        u[i] = x[i] * x[i];\n    \
+                for (int i = 0; i < n; i++)\n        y[i] = u[i];\n";
+    let local = format!(
+        "#include <stdlib.h>\nvoid f(int n, double *x, double *y)\n{{\n    \
+         void *p = malloc(n * sizeof(double));\n    double *u = (double *)p;\n{body}    free(p);\n}}\n"
+    );
+    let wrapper = format!(
+        "#include <stdlib.h>\nstatic void *xmalloc(size_t sz)\n{{\n    return malloc(sz);\n}}\n\
+         void f(int n, double *x, double *y)\n{{\n    double *u = xmalloc(n * sizeof(double));\n{body}    free(u);\n}}\n"
+    );
+    for (name, text, at) in [
+        ("local.c", &local, "local.c:5:27:"),
+        ("wrapper.c", &wrapper, "wrapper.c:8:17:"),
+    ] {
+        let err = tangent_of_text(name, text, "f(y)/(x)", &[]).unwrap_err();
+        assert!(err.contains(at), "{err}");
+        assert!(
+            err.contains("a 'void *' value converted to a pointer to reals"),
+            "{err}"
+        );
+    }
+    let release = "#include <stdlib.h>\nstatic void release(void *p)\n{\n    free(p);\n}\n\
+         void f(int n, double *x, double *y)\n{\n    double *t = (double *)malloc(n * sizeof(double));\n    \
+         for (int i = 0; i < n; i++)\n        t[i] = x[i] * x[i];\n    \
+         for (int i = 0; i < n; i++)\n        y[i] = t[i] * x[i];\n    release(t);\n}\n";
+    let out = tangent_of_text("release.c", release, "f(y)/(x)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    for line in [
+        "static void release_d(void *p, void *pd)",
+        "release_d(t, td);",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+}

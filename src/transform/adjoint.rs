@@ -239,6 +239,7 @@ fn adjoint_pass(
     let mut out = program.clone();
     let mut namer = Namer::of(program);
     super::names::refuse_struct_pointer_results(program, &a.order)?;
+    super::names::refuse_void_conversions(program, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     // The forward sweep of a joint-mode call runs the original callee.
@@ -1343,12 +1344,32 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let mut ok = true;
         visit(e, &mut |sub| match &sub.kind {
             ExprKind::Var(s) if self.adjoint_syms.contains(s) => {
-                ok &= Some(*s) != root && matches!(self.out.resolve(&sub.ty.ty), Type::Real(_));
+                ok &= Some(*s) != root
+                    && (matches!(self.out.resolve(&sub.ty.ty), Type::Real(_))
+                        || root.is_some_and(|r| self.apart(r, *s)));
             }
             ExprKind::Var(s) if Some(*s) == root => ok = false,
             _ => {}
         });
         ok
+    }
+
+    /// Do two distinct adjoint variables designate memory that cannot
+    /// overlap? Each is an array of its own, or a pointer parameter: the
+    /// adjoint buffers of distinct parameters are distinct, as the
+    /// parameters are (calls passing overlapping memory for two of them
+    /// are refused, and a head's caller passes one buffer per parameter).
+    /// A pointer local may point into either.
+    fn apart(&self, a: SymId, b: SymId) -> bool {
+        let own = |s: SymId| {
+            let sym = &self.out.symbols[s.index()];
+            match self.out.resolve(&sym.ty.ty) {
+                Type::Array { .. } => true,
+                Type::Pointer(_) => sym.kind == SymKind::Param,
+                _ => false,
+            }
+        };
+        a != b && own(a) && own(b)
     }
 
     /// Every variable of the procedure being built that holds an adjoint
@@ -2287,14 +2308,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         let objs: BTreeSet<_> = zones.iter().map(|&z| self.a.locs.zone(z).obj).collect();
         self.whole_variables(objs).map_err(|name| {
             format!(
-                "the snapshot of a checkpointed region needs the memory '{name}', whose size is not known here"
+                "the snapshot of a checkpointed region needs {name}, whose size is not known here"
             )
         })
     }
 
-    /// The variables holding memory objects, to be saved whole; the name
-    /// of the first object that is not a variable (memory reached through
-    /// a pointer parameter, the heap: its size is not known here).
+    /// The variables holding memory objects, to be saved whole; else a
+    /// description of the first object that is not a variable (memory
+    /// reached through a pointer parameter, the heap: its size is not
+    /// known here), quoted as the message puts it.
     fn whole_variables(&self, objs: BTreeSet<Obj>) -> Result<Vec<Expr>, String> {
         objs.into_iter()
             .map(|o| match self.a.locs.object(o).kind {
@@ -2304,7 +2326,13 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 {
                     Ok(self.var(v))
                 }
-                _ => Err(self.a.locs.object(o).name.clone()),
+                // A heap block has no source name (`alloc@N` is the
+                // analyses' own).
+                ObjKind::Heap { proc, .. } => Err(format!(
+                    "a block that '{}' allocates",
+                    self.program.proc(proc).name
+                )),
+                _ => Err(format!("'{}'", self.a.locs.object(o).name)),
             })
             .collect()
     }
@@ -2366,7 +2394,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
             out.extend(self.whole_variables(objs).map_err(|name| {
                 ApplyError::new(format!(
-                    "the adjoint mode cannot yet save the memory '{name}' that this call of '{}' overwrites (its size is not known here)",
+                    "the adjoint mode cannot yet save the memory that this call of '{}' overwrites in {name} (its size is not known here)",
                     self.program.proc(callee).name
                 ))
             })?);

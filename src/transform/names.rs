@@ -1320,3 +1320,87 @@ pub(crate) fn decided(e: &Expr) -> Option<bool> {
         }
     }
 }
+
+/// `il/void-pointer` (both modes): a `void *` value converted to a pointer
+/// to memory holding reals (`double *u = p;`, `(double *)p`, the result
+/// of a `void *xmalloc(size_t)` wrapper). The analyses type memory by its
+/// allocation, and a block allocated through a `void *` has no real
+/// element for them, so stores of active values through the converted
+/// pointer would reach nothing they know: refused, where the converted
+/// pointer leaves a procedure reachable from a head. A direct `malloc` or
+/// `calloc` given to a typed pointer is an allocation of that type, not a
+/// conversion.
+pub(crate) fn refuse_void_conversions(
+    program: &Program,
+    procs: &[ProcId],
+) -> Result<(), crate::front::diag::Diagnostic> {
+    use crate::il::{Init, StmtKind};
+    let is_void_ptr = |ty: &QualType| matches!(program.resolve(&ty.ty), Type::Pointer(t) if matches!(program.resolve(&t.ty), Type::Void));
+    let to_reals = |ty: &QualType| {
+        matches!(program.resolve(&ty.ty), Type::Pointer(t)
+            if !matches!(program.resolve(&t.ty), Type::Void) && program.contains_real(&t.ty))
+    };
+    let refusal = |span: crate::front::source::Span, _target: &QualType| {
+        crate::front::diag::Diagnostic::error(
+            span,
+            "a 'void *' value converted to a pointer to reals: aioli types memory by its \
+             allocation, and memory allocated through a 'void *' has no type it can follow; \
+             allocate it with a typed pointer ('double *u = malloc(n * sizeof *u);'), or give \
+             the allocating function a typed result",
+        )
+    };
+    for &p in procs {
+        let proc = program.proc(p);
+        let Some(body) = &proc.body else { continue };
+        let mut found: Option<crate::front::diag::Diagnostic> = None;
+        let check = |value: &Expr, target: &QualType, found: &mut Option<_>| {
+            if found.is_none() && is_void_ptr(&value.ty) && to_reals(target) {
+                *found = Some(refusal(value.span, target));
+            }
+        };
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            // Explicit casts anywhere.
+            for e in stmt_exprs(s) {
+                crate::il::visit_expr(e, &mut |x| {
+                    if let ExprKind::Cast { to, arg } = &x.kind {
+                        check(arg, to, &mut found);
+                    }
+                });
+            }
+            match &s.kind {
+                StmtKind::Assign { lhs, rhs, .. } => check(rhs, &lhs.ty, &mut found),
+                StmtKind::Decl { vars, .. } => {
+                    for d in vars {
+                        if let Some(Init::Expr(e)) = &d.init {
+                            check(e, &program.sym(d.sym).ty, &mut found);
+                        }
+                    }
+                }
+                StmtKind::Call {
+                    callee,
+                    args,
+                    result,
+                    ..
+                } => {
+                    let callee = program.proc(*callee);
+                    for (arg, &formal) in args.iter().zip(&callee.params) {
+                        check(arg, &program.sym(formal).ty, &mut found);
+                    }
+                    if let Some(r) = result
+                        && found.is_none()
+                        && is_void_ptr(&callee.ret)
+                        && to_reals(&r.ty)
+                    {
+                        found = Some(refusal(s.span, &r.ty));
+                    }
+                }
+                StmtKind::Return(Some(e)) => check(e, &proc.ret, &mut found),
+                _ => {}
+            }
+        });
+        if let Some(d) = found {
+            return Err(d);
+        }
+    }
+    Ok(())
+}

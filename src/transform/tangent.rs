@@ -776,6 +776,7 @@ pub fn tangent_full(
     // Copies last, so the user's procedure gets the plain derivative name.
     diff_procs.sort_by_key(|p| program.specialized.contains_key(p));
     super::names::refuse_struct_pointer_results(program, &a.order)?;
+    super::names::refuse_void_conversions(program, &a.order)?;
     super::names::refuse_hidden_writes(program, &diff_procs)?;
     super::names::refuse_stale_statics(program, &diff_procs)?;
     super::names::refuse_split_statics(program, &diff_procs, &|p, s| {
@@ -1719,7 +1720,14 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         let p = self.program.proc(proc);
         let sym = p.params[i];
-        let answer = self.out.contains_real(&self.program.sym(sym).ty.ty)
+        let ty = &self.program.sym(sym).ty.ty;
+        // `tangent/call-frees`: a `void *` formal that a freeing helper
+        // releases (`release(void *p)`) gets the derivative buffer, to
+        // release it too.
+        let untyped_freed = matches!(self.out.resolve(ty), Type::Pointer(t)
+            if matches!(self.out.resolve(&t.ty), Type::Void))
+            && self.diff.frees.contains(&proc);
+        let answer = (self.out.contains_real(ty) || untyped_freed)
             && (self.a.is_diff_formal_arg(proc, i) || self.diff.syms.contains(&sym));
         self.diff_formals.borrow_mut().insert((proc, i), answer);
         answer
