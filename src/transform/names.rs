@@ -1353,8 +1353,16 @@ pub(crate) fn refuse_void_conversions(
         let proc = program.proc(p);
         let Some(body) = &proc.body else { continue };
         let mut found: Option<crate::front::diag::Diagnostic> = None;
+        // `NULL`, `(void *)0`: a null pointer constant designates nothing.
+        let is_null = |e: &Expr| {
+            let mut e = e;
+            while let ExprKind::Cast { arg, .. } = &e.kind {
+                e = arg;
+            }
+            matches!(e.kind, ExprKind::IntConst { value: 0, .. })
+        };
         let check = |value: &Expr, target: &QualType, found: &mut Option<_>| {
-            if found.is_none() && is_void_ptr(&value.ty) && to_reals(target) {
+            if found.is_none() && is_void_ptr(&value.ty) && to_reals(target) && !is_null(value) {
                 *found = Some(refusal(value.span, target));
             }
         };
