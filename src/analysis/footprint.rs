@@ -72,6 +72,51 @@ impl Affine {
         Some(out)
     }
 
+    /// The product of two sums whose atoms are variables, each product of
+    /// two variables an atom `a * b` (in the order of their ids, so that
+    /// `n * r` and `r * n` are one atom); `None` for other atoms.
+    fn times(&self, other: &Affine) -> Option<Affine> {
+        let var = |e: &Expr| match e.kind {
+            ExprKind::Var(v) => Some(v),
+            _ => None,
+        };
+        let mut out = Affine::constant(self.constant.checked_mul(other.constant)?);
+        out = out.plus(
+            &Affine {
+                terms: other.terms.clone(),
+                constant: 0,
+            }
+            .scaled(self.constant)?,
+        )?;
+        out = out.plus(
+            &Affine {
+                terms: self.terms.clone(),
+                constant: 0,
+            }
+            .scaled(other.constant)?,
+        )?;
+        for (a, ca) in &self.terms {
+            for (b, cb) in &other.terms {
+                let (va, vb) = (var(a)?, var(b)?);
+                let (first, second) = if va.0 <= vb.0 { (a, b) } else { (b, a) };
+                let monomial = Expr::new(
+                    ExprKind::Binary {
+                        op: BinOp::Mul,
+                        lhs: Box::new(first.clone()),
+                        rhs: Box::new(second.clone()),
+                    },
+                    a.ty.clone(),
+                    a.span,
+                );
+                out = out.plus(&Affine {
+                    terms: vec![(monomial, ca.checked_mul(*cb)?)],
+                    constant: 0,
+                })?;
+            }
+        }
+        Some(out)
+    }
+
     fn minus(&self, other: &Affine) -> Option<Affine> {
         self.plus(&other.scaled(-1)?)
     }
@@ -128,6 +173,11 @@ fn affine(e: &Expr, allowed: &dyn Fn(SymId) -> bool, any_atom: bool) -> Option<A
                     BinOp::Mul => match (l.as_constant(), r.as_constant()) {
                         (Some(k), _) => r.scaled(k),
                         (_, Some(k)) => l.scaled(k),
+                        // At the call, a product of variables is a
+                        // monomial of its own, so that `(r - 1) * n` is
+                        // `r * n - n` and a row `&m[(r - 1) * n]` sits
+                        // `n` before `&m[r * n]`.
+                        _ if any_atom => l.times(&r),
                         _ => None,
                     },
                     _ => None,
