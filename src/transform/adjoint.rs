@@ -2175,8 +2175,46 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         // The variables whose address the code takes: `&v…`, or an array
         // `v` standing for its first element's.
         let mut addressed = HashSet::new();
+        // A callee's `P_fwd` given a local's adjoint for a formal that the
+        // callee only reads or writes through (`mesh_init(&m, &mb, n)`
+        // storing `mb->w = calloc(...)`) keeps no address: what it stores
+        // there is a value, carried to `P_bwd` with the local.
+        let fwd_of: HashMap<ProcId, ProcId> = self
+            .aprocs
+            .iter()
+            .filter_map(|(&orig, a)| Some((a.fwd?, orig)))
+            .collect();
+        let passed_through = |st: &Stmt, arg: usize| -> bool {
+            let StmtKind::Call { callee, args, .. } = &st.kind else {
+                return false;
+            };
+            let Some(&orig) = fwd_of.get(callee) else {
+                return false;
+            };
+            let local = match &args[arg].kind {
+                ExprKind::AddrOf(r) => matches!(r.kind, ExprKind::Var(_)),
+                ExprKind::Var(_) => true,
+                _ => false,
+            };
+            local
+                && self.fwd_adjoint_formal(orig, arg).is_some_and(|k| {
+                    super::names::only_dereferenced(self.program, orig, k, &mut Vec::new())
+                })
+        };
         crate::il::visit_stmts(fwd, &mut |st| {
-            for e in super::names::stmt_exprs(st) {
+            let exprs: Vec<&Expr> = match &st.kind {
+                StmtKind::Call { args, result, .. } => result
+                    .iter()
+                    .chain(
+                        args.iter()
+                            .enumerate()
+                            .filter(|&(k, _)| !passed_through(st, k))
+                            .map(|(_, a)| a),
+                    )
+                    .collect(),
+                _ => super::names::stmt_exprs(st),
+            };
+            for e in exprs {
                 visit(e, &mut |x| match &x.kind {
                     ExprKind::AddrOf(r) => {
                         addressed.extend(super::names::root_sym(r));
@@ -2779,6 +2817,24 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 .get(&self.proc)
                 .and_then(|f| f.point_of.get(&s.id).map(|&i| &f.points[i]))
                 .is_some_and(|pt| pt.effect.writes.iter().any(|&z| self.a.is_diff_zone(z)))
+    }
+
+    /// The formal of `c` whose adjoint is argument `pos` of a call of
+    /// `c`'s `P_fwd` (in `fwd_args`' order: each primal argument, then its
+    /// adjoint where `P_fwd` takes it), if that argument is an adjoint.
+    fn fwd_adjoint_formal(&self, c: ProcId, pos: usize) -> Option<usize> {
+        let needed = self.fwd_needs.get(&c)?;
+        let mut at = 0;
+        for i in 0..self.program.proc(c).params.len() {
+            at += 1;
+            if self.is_diff_formal(c, i) && needed.contains(&i) {
+                if at == pos {
+                    return Some(i);
+                }
+                at += 1;
+            }
+        }
+        None
     }
 
     fn is_diff_formal(&self, p: ProcId, i: usize) -> bool {

@@ -1412,3 +1412,88 @@ pub(crate) fn refuse_void_conversions(
     }
     Ok(())
 }
+
+/// Does procedure `q` use its pointer formal `k` only to reach memory
+/// through it (`*p`, `p[i]`, `p->f`, or passing it on as such to a
+/// procedure that does the same), never copying, storing, comparing,
+/// reassigning it or taking an address inside what it points to? Then no
+/// address derived from the formal outlives the call. A procedure without
+/// body, and recursion, answer no.
+pub(crate) fn only_dereferenced(
+    program: &Program,
+    q: ProcId,
+    k: usize,
+    visiting: &mut Vec<(ProcId, usize)>,
+) -> bool {
+    use crate::il::StmtKind;
+    if visiting.contains(&(q, k)) {
+        return false;
+    }
+    let proc = program.proc(q);
+    let (Some(body), Some(&formal)) = (&proc.body, proc.params.get(k)) else {
+        return false;
+    };
+    // Is the formal used anywhere in `e` but as the base of `*`/`[]`, or
+    // inside an address taken?
+    fn escapes(e: &Expr, formal: SymId) -> bool {
+        match &e.kind {
+            ExprKind::Var(v) => *v == formal,
+            ExprKind::Deref(inner) if matches!(inner.kind, ExprKind::Var(_)) => false,
+            ExprKind::Index { base, index } if matches!(base.kind, ExprKind::Var(_)) => {
+                escapes(index, formal)
+            }
+            ExprKind::AddrOf(r) => {
+                let mut found = false;
+                crate::il::visit_expr(r, &mut |x| {
+                    found |= matches!(x.kind, ExprKind::Var(v) if v == formal);
+                });
+                found
+            }
+            _ => {
+                let mut found = false;
+                crate::il::children(e, &mut |c| found |= escapes(c, formal));
+                found
+            }
+        }
+    }
+    visiting.push((q, k));
+    let mut ok = true;
+    crate::il::visit_stmts(&body.stmts, &mut |s| {
+        if !ok {
+            return;
+        }
+        if let Some(target) = crate::il::stored_ref(s)
+            && matches!(target.kind, ExprKind::Var(v) if v == formal)
+        {
+            ok = false;
+            return;
+        }
+        match &s.kind {
+            StmtKind::Call {
+                callee,
+                args,
+                result,
+                ..
+            } => {
+                for (j, a) in args.iter().enumerate() {
+                    let passed_on = matches!(a.kind, ExprKind::Var(v) if v == formal);
+                    if passed_on {
+                        ok &= only_dereferenced(program, *callee, j, visiting);
+                    } else {
+                        ok &= !escapes(a, formal);
+                    }
+                }
+                if let Some(r) = result {
+                    ok &= !escapes(r, formal);
+                }
+            }
+            _ => {
+                for e in stmt_exprs(s) {
+                    ok &= !escapes(e, formal);
+                }
+            }
+        }
+    });
+    visiting.pop();
+    ok
+}
