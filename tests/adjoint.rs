@@ -97,6 +97,7 @@ const COVERAGE: &[(&str, &str)] = &[
     ("adjoint/alloc", "malloc_scratch"),
     ("adjoint/free", "malloc_scratch"),
     ("adjoint/free-later", "helper_allocates"),
+    ("adjoint/call-free-later", "helper_allocates"),
     ("adjoint/decl", "fig7"),
     ("adjoint/decl-static", "static_const_table"),
     ("adjoint/declarator-diff", "fig10"),
@@ -2073,19 +2074,35 @@ fn a_helpers_allocation_is_freed_after_the_backward_sweep() {
         "the gradient is wrong or memory leaked:\n{}\n{text}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // A helper that frees, called where its result is needed.
-    let frees = "#include <stdlib.h>\n\
+    // A helper that frees a helper's block, called where its result is
+    // needed: the forward sweep calls a copy whose free is put off
+    // (`adjoint/call-free-later`; the original would free memory the
+    // backward sweep reads).
+    let helper = "#include <stdlib.h>\n\
          static double *mk(int n)\n{\n    double *w = malloc((size_t)n * sizeof(double));\n    \
          for (int i = 0; i < n; i++)\n        w[i] = i + 1.0;\n    return w;\n}\n\
          static double release(double *w)\n{\n    double s = w[0];\n    free(w);\n    return s;\n}\n\
          void f(int n, const double *a, double *y)\n{\n    double *w = mk(n);\n    \
          for (int i = 0; i < n; i++)\n        y[i] = a[i] * a[i] * w[i];\n    \
          y[0] += a[1] * release(w);\n}\n";
-    let err = adjoint_of_text("frees.c", frees, "f(y)/(a)").unwrap_err();
+    let code =
+        common::code_without_comments(&adjoint_of_text("frees.c", helper, "f(y)/(a)").unwrap());
+    for line in [
+        "static double release_fwd(double *w)",
+        "aioli_free_later((void *)w);",
+        "= release_fwd(w);",
+    ] {
+        assert!(code.contains(line), "no `{line}` in\n{code}");
+    }
+    // The same with a block the adjoint's own reversed allocation frees:
+    // refused, as the original would free memory the backward sweep reads.
+    let own = helper.replace(
+        "double *w = mk(n);",
+        "double *w = malloc((size_t)n * sizeof(double));\n    for (int i = 0; i < n; i++)\n        w[i] = i + 1.0;",
+    );
+    let err = adjoint_of_text("frees.c", &own, "f(y)/(a)").unwrap_err();
     assert!(
-        err.contains(
-            "frees.c:21:20: error: the adjoint mode does not handle yet a call of 'release'"
-        ),
+        err.contains("error: the adjoint mode does not handle yet a call of 'release'"),
         "{err}"
     );
 }

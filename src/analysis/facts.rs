@@ -65,7 +65,8 @@ pub fn has_observable_effect(program: &Program, kind: &PointKind<'_>) -> bool {
 pub fn is_observable(program: &Program, f: &ProcFacts<'_>, i: usize) -> bool {
     let kind = &f.points[i].kind;
     has_observable_effect(program, kind)
-        || matches!(kind, PointKind::Stmt(s) if f.frees_foreign.contains(&s.id))
+        || matches!(kind, PointKind::Stmt(s)
+            if f.frees_foreign.contains(&s.id) || f.calls_freeing_foreign.contains(&s.id))
 }
 
 /// The effect of one point on zones (sorted, without repetition).
@@ -142,6 +143,9 @@ pub struct ProcFacts<'a> {
     /// The `free` statements that may release memory another procedure
     /// allocated.
     pub frees_foreign: HashSet<StmtId>,
+    /// The calls of procedures that may free memory another procedure
+    /// allocated, which a pointer the call reads may designate.
+    pub calls_freeing_foreign: HashSet<StmtId>,
     /// The edges the block-level equations run on: the flow graph's, with
     /// every empty block but the entry and the exit bypassed (`p → e → s`
     /// becomes `p → s`). An empty block's equations are the identity, so
@@ -394,6 +398,34 @@ pub fn build<'a>(
             freed.insert(p.kind.stmt().id, places);
         }
     }
+    // Calls of a procedure that may free memory another procedure
+    // allocated, reached through the pointers the call reads
+    // (`adjoint/call-free-later` hands that memory to the runtime).
+    let mut calls_freeing_foreign = HashSet::default();
+    for (i, p) in points.iter().enumerate() {
+        let PointKind::Stmt(st) = p.kind else {
+            continue;
+        };
+        let StmtKind::Call { callee, .. } = &st.kind else {
+            continue;
+        };
+        if !crate::transform::names::may_free(program, *callee, &mut Vec::new()) {
+            continue;
+        }
+        let reads = &p.effect.reads;
+        let foreign = solution.pts_in[point_node[i] as usize]
+            .iter()
+            .filter(|(z, _)| reads.binary_search(z).is_ok())
+            .any(|&(_, pl)| {
+                eb.locs.place(pl).is_some_and(|(o, _)| {
+                    matches!(eb.locs.objects[o as usize].kind,
+                        ObjKind::Heap { proc, .. } if proc != pid)
+                })
+            });
+        if foreign {
+            calls_freeing_foreign.insert(st.id);
+        }
+    }
     add_control_dependence(program, eb.locs, pid, &mut points);
     for p in &points {
         zones.extend(p.effect.reads.iter().copied());
@@ -420,6 +452,7 @@ pub fn build<'a>(
         point_of,
         freed,
         frees_foreign,
+        calls_freeing_foreign,
         solve_edges,
         kept_succs,
     }

@@ -423,6 +423,7 @@ fn adjoint_pass(
         })?,
         fwd_needs: needs.clone(),
         fwd_found: FwdNeeds::new(),
+        deferring: HashMap::new(),
         comments_elsewhere: String::new(),
     };
     for &p in &diff_procs {
@@ -1088,6 +1089,9 @@ struct AdjointHost<'x, 'a> {
     /// its forward sweeps read.
     fwd_needs: FwdNeeds,
     fwd_found: FwdNeeds,
+    /// `adjoint/call-free-later`: each procedure's copy whose frees are
+    /// put off.
+    deferring: HashMap<ProcId, ProcId>,
     /// The comments `P_fwd` carries, while `P_bwd` is built
     /// (`adjoint/comments`).
     comments_elsewhere: String,
@@ -2792,6 +2796,122 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         any
     }
 
+    /// Is something statement `s` writes diff-live after it?
+    fn writes_live(&self, s: &Stmt) -> bool {
+        let (Some(f), Some(r)) = (self.a.facts.get(&self.proc), self.a.results.get(&self.proc))
+        else {
+            return true;
+        };
+        let Some(&i) = f.point_of.get(&s.id) else {
+            return true;
+        };
+        f.points[i]
+            .effect
+            .writes
+            .iter()
+            .any(|w| r.live_out[i].contains(w))
+    }
+
+    /// `adjoint/call-free-later`: a call of a procedure the adjoint does
+    /// not reverse (no differentiated version) that may free memory, none
+    /// of which an allocation the adjoint reverses made: every heap block
+    /// a pointer the call reads may designate was allocated by such a
+    /// procedure too (so no backward sweep frees it as well).
+    fn frees_later_call(&self, s: &Stmt) -> bool {
+        let StmtKind::Call { callee, .. } = &s.kind else {
+            return false;
+        };
+        if self.aprocs.contains_key(callee)
+            || !super::names::may_free(self.program, *callee, &mut Vec::new())
+        {
+            return false;
+        }
+        let Some(f) = self.a.facts.get(&self.proc) else {
+            return false;
+        };
+        let Some(&i) = f.point_of.get(&s.id) else {
+            return false;
+        };
+        let reads = &f.points[i].effect.reads;
+        f.pts_before[i]
+            .iter()
+            .filter(|(z, _)| reads.binary_search(z).is_ok())
+            .all(|&(_, pl)| match self.a.locs.place(pl) {
+                Some((obj, _)) => match self.a.locs.objects[obj as usize].kind {
+                    ObjKind::Heap { proc, .. } => !self.aprocs.contains_key(&proc),
+                    _ => true,
+                },
+                None => true,
+            })
+    }
+
+    /// The copy of procedure `c` that a forward sweep calls for
+    /// `adjoint/call-free-later`: `c`'s body with each `free(p)` made
+    /// `aioli_free_later((void *)p)`, and each call of a procedure that
+    /// may free made a call of that procedure's copy. Made once per
+    /// procedure, `static`, named `c_fwd`.
+    fn deferring_copy(&mut self, c: ProcId) -> ProcId {
+        if let Some(&d) = self.deferring.get(&c) {
+            return d;
+        }
+        let orig = self.program.proc(c).clone();
+        let id = ProcId(self.out.procs.len() as u32);
+        self.out.procs.push(Procedure {
+            name: self.namer.fresh(&format!("{}_fwd", orig.name)),
+            storage: Storage::Static,
+            body: None,
+            ..orig.clone()
+        });
+        self.deferring.insert(c, id);
+        let Some(mut body) = orig.body.clone() else {
+            return id;
+        };
+        let mut freeing = Vec::new();
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if let StmtKind::Call { callee, .. } = &s.kind
+                && super::names::may_free(self.program, *callee, &mut Vec::new())
+            {
+                freeing.push(*callee);
+            }
+        });
+        let copies: HashMap<ProcId, ProcId> = freeing
+            .into_iter()
+            .map(|q| (q, self.deferring_copy(q)))
+            .collect();
+        let later = self.runtime["aioli_free_later"];
+        let void_ptr = QualType::void().pointer_to();
+        crate::il::rewrite_stmt_lists(&mut body.stmts, &mut |list| {
+            for s in list.iter_mut() {
+                match &mut s.kind {
+                    StmtKind::Free { ptr } => {
+                        let arg = Expr::new(
+                            ExprKind::Cast {
+                                to: void_ptr.clone(),
+                                arg: Box::new(ptr.clone()),
+                            },
+                            void_ptr.clone(),
+                            ptr.span,
+                        );
+                        s.kind = StmtKind::Call {
+                            result: None,
+                            callee: later,
+                            args: vec![arg],
+                            decl_init: false,
+                        };
+                    }
+                    StmtKind::Call { callee, .. } => {
+                        if let Some(&copy) = copies.get(callee) {
+                            *callee = copy;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        });
+        self.out.procs[id.index()].body = Some(body);
+        id
+    }
+
     fn zeroes_adjoints(&self, s: &Stmt) -> bool {
         let mut found = false;
         crate::il::visit_stmt(s, &mut |x| {
@@ -3987,6 +4107,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .values()
             .flat_map(|a| [a.joint, a.fused, a.fwd, a.bwd])
             .flatten()
+            .chain(self.deferring.values().copied())
             .collect();
         super::specialize::call_originals(&mut self.out, &generated);
         let needed = super::reached_from(&self.out, generated.iter().copied());
@@ -4079,6 +4200,16 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                             }
                         }
                     }
+                    // `adjoint/call-free-later`: the copy whose frees are
+                    // put off.
+                    if let Some(&copy) = self.deferring.get(&p) {
+                        items.push(Item {
+                            kind: ItemKind::Function(copy),
+                            file: main,
+                            comments: Default::default(),
+                            ..item.clone()
+                        });
+                    }
                 }
                 ItemKind::Globals {
                     base,
@@ -4130,6 +4261,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .values()
             .flat_map(|a| [a.joint, a.fused, a.fwd, a.bwd])
             .flatten()
+            .chain(self.deferring.values().copied())
             .collect();
         super::declare_before_use(&self.out, &generated, &mut items);
         super::drop_undefined_static_prototypes(&self.out, &mut items);
@@ -4164,6 +4296,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .values()
             .flat_map(|a| [a.joint, a.fused, a.fwd, a.bwd])
             .flatten()
+            .chain(self.deferring.values().copied())
             .collect();
         super::tangent::add_digamma_if_called(
             &self.out,
@@ -4999,9 +5132,16 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     if live
                         && let StmtKind::Call { callee, .. } = &s.kind
                         && !self.aprocs.contains_key(callee)
+                        && !self.frees_later_call(s)
                         && self.program.proc(*callee).body.is_some()
                         && super::names::may_free(self.program, *callee, &mut Vec::new())
                     {
+                        // Live only for what it frees (`diff-live/effect`)
+                        // and no copy can put that off: a reversed
+                        // allocation frees the memory, the call is left out.
+                        if !self.writes_live(s) {
+                            return Ok(false);
+                        }
                         let name = &self.program.proc(*callee).name;
                         return Err(ApplyError::new(format!(
                             "the adjoint mode does not handle yet a call of '{name}' whose result or writes the derivatives need and that frees memory: the backward sweep may still read what it frees; free that memory in '{}' after the call, or split '{name}' in two",
@@ -5102,6 +5242,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
             }),
             "isExpr" => matches!(subject, AVal::Expr(_)),
             "isUnreversedMemory" => self.stmt().is_some_and(|s| self.frees_unreversed(s)),
+            "freesLater" => self.stmt().is_some_and(|s| self.frees_later_call(s)),
             "isPointer" => match subject {
                 AVal::Sym(v) => is_pointer(self.program, &self.program.sym(*v).ty),
                 // An array passed as an argument is a pointer to its first
@@ -5301,6 +5442,21 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 let p = self.expr_of(&args[0])?;
                 let s = self.mk(StmtKind::Free { ptr: p });
                 AVal::Code(self.tag(vec![s], rule))
+            }
+            "call-free-later" => {
+                arity(0, &args)?;
+                let s = self
+                    .stmt()
+                    .ok_or_else(|| ApplyError::new("'call-free-later' outside a call"))?;
+                let StmtKind::Call { callee, .. } = &s.kind else {
+                    return Err(ApplyError::new("'call-free-later' outside a call"));
+                };
+                let copy = self.deferring_copy(*callee);
+                let mut call = s.clone();
+                if let StmtKind::Call { callee, .. } = &mut call.kind {
+                    *callee = copy;
+                }
+                AVal::Code(self.tag(vec![call], rule))
             }
             "free-later" => {
                 arity(1, &args)?;
