@@ -1947,13 +1947,12 @@ fn with_split_a_head_gets_f_fwd_and_f_bwd_that_compose_to_f_b() {
     ] {
         assert!(flat.contains(wanted), "no `{wanted}` in\n{text}");
     }
-    let adj = dir.path().join("g_b.c");
-    std::fs::write(&adj, &text).unwrap();
-    let rt = dir.path().join("rt");
-    aioli::runtime::write(&rt).unwrap();
-    let driver = dir.path().join("main.c");
-    std::fs::write(
-        &driver,
+    let out = compile_and_run(
+        dir.path(),
+        &src,
+        &text,
+        "g_b",
+        false,
         "#include <math.h>\n#include <stdio.h>\n\
          double g(double x, double *z, int n, const double c);\n\
          double g_fwd(double x, double *z, int n, const double c);\n\
@@ -1971,23 +1970,7 @@ fn with_split_a_head_gets_f_fwd_and_f_bwd_that_compose_to_f_b() {
          bad |= xb1 == 0.0 || cb1 == 0.0;\n    \
          printf(\"%.17g %.17g %.17g %.17g\\n\", xb1, xb2, cb1, cb2);\n    \
          return bad;\n}\n",
-    )
-    .unwrap();
-    let exe = dir.path().join("pair");
-    let flags: Vec<String> = vec![
-        "-std=c99".into(),
-        "-Wall".into(),
-        "-Wextra".into(),
-        "-Werror".into(),
-        format!("-I{}", rt.display()),
-    ];
-    common::compile(
-        &flags,
-        &[&src, &adj, &driver, &rt.join(aioli::runtime::SOURCE_NAME)],
-        &exe,
-    )
-    .unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let out = std::process::Command::new(&exe).output().unwrap();
+    );
     assert!(
         out.status.success(),
         "f_fwd ; f_bwd differs from f_b or from the original: {}\n{text}",
@@ -2034,13 +2017,12 @@ fn a_helpers_allocation_is_freed_after_the_backward_sweep() {
     ] {
         assert!(code.contains(line), "no `{line}` in\n{code}");
     }
-    let adj = dir.path().join("mk_b.c");
-    std::fs::write(&adj, &text).unwrap();
-    let rt = dir.path().join("rt");
-    aioli::runtime::write(&rt).unwrap();
-    let driver = dir.path().join("main.c");
-    std::fs::write(
-        &driver,
+    let out = compile_and_run(
+        dir.path(),
+        &src,
+        &text,
+        "mk_b",
+        sanitizer_cc().is_ok(),
         "#include <math.h>\n\
          void f_b(int n, const double *a, double *ab, double *y, double *yb);\n\
          int main(void)\n{\n    double a[3] = {0.5, 1.5, 2.0}, y[3], ab[3], yb[3];\n    \
@@ -2048,27 +2030,7 @@ fn a_helpers_allocation_is_freed_after_the_backward_sweep() {
          for (int i = 0; i < 3; i++) {\n            ab[i] = 0.0;\n            yb[i] = 1.0;\n        }\n        \
          f_b(3, a, ab, y, yb);\n        for (int i = 0; i < 3; i++)\n            \
          bad |= fabs(ab[i] - 2.0 * a[i] * (i + 1.0)) > 1e-15;\n    }\n    return bad;\n}\n",
-    )
-    .unwrap();
-    let exe = dir.path().join("later");
-    let sanitize = sanitizer_cc().is_ok();
-    let mut flags: Vec<String> = vec![
-        "-std=c99".into(),
-        "-Wall".into(),
-        "-Wextra".into(),
-        "-Werror".into(),
-        format!("-I{}", rt.display()),
-    ];
-    if sanitize {
-        flags.push("-fsanitize=address".into());
-    }
-    common::compile(
-        &flags,
-        &[&src, &adj, &driver, &rt.join(aioli::runtime::SOURCE_NAME)],
-        &exe,
-    )
-    .unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let out = std::process::Command::new(&exe).output().unwrap();
+    );
     assert!(
         out.status.success(),
         "the gradient is wrong or memory leaked:\n{}\n{text}",
@@ -2171,4 +2133,39 @@ fn a_head_pair_the_split_translation_cannot_give_is_left_out_with_a_warning() {
     ] {
         assert!(text.contains(wanted), "no `{wanted}` in\n{text}");
     }
+}
+
+/// Compiles the original `src`, its adjoint `text` (written as
+/// `NAME.c`), the runtime and the C `driver` with `-Wall -Wextra -Werror`
+/// (and AddressSanitizer, whose leak check fails the run on a leak, when
+/// `sanitize`), and runs the program.
+fn compile_and_run(
+    dir: &Path,
+    src: &Path,
+    text: &str,
+    name: &str,
+    sanitize: bool,
+    driver: &str,
+) -> std::process::Output {
+    let adj = dir.join(format!("{name}.c"));
+    std::fs::write(&adj, text).unwrap();
+    let rt = dir.join("rt");
+    aioli::runtime::write(&rt).unwrap();
+    let main = dir.join("main.c");
+    std::fs::write(&main, driver).unwrap();
+    let mut flags: Vec<String> = ["-std=c99", "-Wall", "-Wextra", "-Werror"]
+        .map(String::from)
+        .to_vec();
+    flags.push(format!("-I{}", rt.display()));
+    if sanitize {
+        flags.push("-fsanitize=address".into());
+    }
+    let exe = dir.join(name);
+    common::compile(
+        &flags,
+        &[src, &adj, &main, &rt.join(aioli::runtime::SOURCE_NAME)],
+        &exe,
+    )
+    .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    std::process::Command::new(&exe).output().unwrap()
 }
