@@ -1226,3 +1226,35 @@ fn void_pointer_memory_is_refused_and_a_void_free_helper_frees_the_derivative() 
         assert!(code.contains(line), "{line}\n{code}");
     }
 }
+
+/// `tangent/output`: a `static` global that a `static` helper changes is
+/// the output's own when only differentiated code calls the helper: the
+/// output calls its copy of the helper, which changes the output's copy
+/// (a file-local RNG state the head seeds; it was refused). Changed by a
+/// helper that an original non-static function calls, it stays refused.
+#[test]
+fn a_static_global_changed_only_by_copied_helpers_is_accepted() {
+    let rng = "static unsigned int seed;\n\
+         static double rnd(void)\n{\n    seed = seed * 1664525u + 1013904223u;\n    \
+         return (seed >> 8) / 16777216.0;\n}\n\
+         void f(int n, const double *x, double *y)\n{\n    seed = 1u;\n    \
+         for (int i = 0; i < n; i++)\n        y[i] = x[i] * (1.0 + rnd());\n}\n";
+    let code =
+        common::code_without_comments(&tangent_of_text("rng.c", rng, "f(y)/(x)", &[]).unwrap());
+    for line in [
+        "static unsigned int seed;",
+        "static double rnd(void)",
+        "seed = 1u;",
+    ] {
+        assert!(code.contains(line), "{line}\n{code}");
+    }
+    let outside = "static double k = 1.0;\n\
+         static void bump(void)\n{\n    k += 1.0;\n}\n\
+         void set_k(void)\n{\n    bump();\n}\n\
+         double f(double x)\n{\n    return k * x * x;\n}\n";
+    let err = tangent_of_text("outside.c", outside, "f(f)/(x)", &[]).unwrap_err();
+    assert!(
+        err.contains("'k' is a static global that 'bump' changes"),
+        "{err}"
+    );
+}

@@ -1016,10 +1016,39 @@ pub(crate) fn refuse_stale_statics(
     program: &Program,
     procs: &[ProcId],
 ) -> Result<(), crate::front::diag::Diagnostic> {
+    // The procedures whose changes reach the output's copy: the
+    // differentiated ones, and a `static` function only they (or other
+    // such functions) call, which the output holds a copy of (`rnd()`
+    // advancing a file-local RNG state that the head seeds).
+    let graph = program.call_graph();
+    let mut callers: HashMap<ProcId, Vec<ProcId>> = HashMap::new();
+    for (caller, callees) in graph.iter().enumerate() {
+        for &c in callees {
+            callers.entry(c).or_default().push(ProcId(caller as u32));
+        }
+    }
+    let mut held: HashSet<ProcId> = procs.iter().copied().collect();
+    loop {
+        let before = held.len();
+        for (p, proc) in program.defined_procs() {
+            if held.contains(&p) || proc.storage != crate::il::Storage::Static {
+                continue;
+            }
+            if callers
+                .get(&p)
+                .is_some_and(|cs| !cs.is_empty() && cs.iter().all(|c| held.contains(c)))
+            {
+                held.insert(p);
+            }
+        }
+        if held.len() == before {
+            break;
+        }
+    }
     // Static globals that other procedures write or take the address of.
     let mut changed_elsewhere: HashMap<SymId, String> = HashMap::new();
     for (p, u) in static_global_uses(program) {
-        if procs.contains(&p) {
+        if held.contains(&p) {
             continue;
         }
         for v in u.changed {
