@@ -381,18 +381,13 @@ pub fn build<'a>(
         p.effect = effect;
     }
     // What each `free` releases (`adjoint/free-later` asks who allocated it).
+    let foreign = |locs: &Locs, pl: Place| locs.allocator(pl).is_some_and(|a| a != pid);
     let mut freed = HashMap::default();
     let mut frees_foreign = HashSet::default();
     for p in &points {
         if let StmtKind::Free { ptr } = &p.kind.stmt().kind {
             let places = eb.val_places(ptr);
-            let foreign = places.iter().any(|&pl| {
-                eb.locs.place(pl).is_some_and(|(o, _)| {
-                    matches!(eb.locs.objects[o as usize].kind,
-                        ObjKind::Heap { proc, .. } if proc != pid)
-                })
-            });
-            if foreign {
+            if places.iter().any(|&pl| foreign(eb.locs, pl)) {
                 frees_foreign.insert(p.kind.stmt().id);
             }
             freed.insert(p.kind.stmt().id, places);
@@ -413,16 +408,10 @@ pub fn build<'a>(
             continue;
         }
         let reads = &p.effect.reads;
-        let foreign = solution.pts_in[point_node[i] as usize]
+        if solution.pts_in[point_node[i] as usize]
             .iter()
-            .filter(|(z, _)| reads.binary_search(z).is_ok())
-            .any(|&(_, pl)| {
-                eb.locs.place(pl).is_some_and(|(o, _)| {
-                    matches!(eb.locs.objects[o as usize].kind,
-                        ObjKind::Heap { proc, .. } if proc != pid)
-                })
-            });
-        if foreign {
+            .any(|&(z, pl)| reads.binary_search(&z).is_ok() && foreign(eb.locs, pl))
+        {
             calls_freeing_foreign.insert(st.id);
         }
     }

@@ -437,6 +437,16 @@ impl Locs {
         Some((*o, path))
     }
 
+    /// The procedure whose allocation statement made the heap block a
+    /// place lies in (`loc/heap`); `None` for NULL and other memory.
+    pub fn allocator(&self, p: Place) -> Option<ProcId> {
+        let (o, _) = self.place(p)?;
+        match self.objects[o as usize].kind {
+            ObjKind::Heap { proc, .. } => Some(proc),
+            _ => None,
+        }
+    }
+
     pub fn place_count(&self) -> usize {
         self.places.len()
     }

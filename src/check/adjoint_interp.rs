@@ -475,10 +475,10 @@ pub fn adjoint_vs_tangent_dual(
             am.call(&bname, bargs)
                 .map_err(|e| adjoint_err(call_error(&bname, e, &am)))?;
         }
-        Some((fwd, _)) => {
+        Some((fwd, bwd)) => {
             // `f_bwd` takes f_b's parameters in f_b's order, `f_fwd` those
             // of them it needs (`adjoint/fwd-adjoint-pointers`), by name.
-            let bwd = linked.proc(split_pair.expect("a pair").1);
+            let bwd = linked.proc(bwd);
             if bwd.params.len() != bargs.len() {
                 return Err(DotCheckError::Signature(format!(
                     "'{bname}' has {} parameters, '{}' {}",

@@ -26,7 +26,7 @@ use super::tangent::{
 use crate::analysis::Analysis;
 use crate::analysis::blocks::Set;
 use crate::analysis::head::Head;
-use crate::analysis::locs::{Obj, ObjKind, Zone};
+use crate::analysis::locs::{NULL_PLACE, Obj, ObjKind, Zone};
 use crate::engine::{self, ApplyError, Host, RuleSet, Tmpl, View};
 use crate::front::diag::Diagnostic;
 use crate::front::source::{SourceMap, Span};
@@ -2783,17 +2783,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         else {
             return false;
         };
-        let mut any = false;
-        for &p in places {
-            let Some((obj, _)) = self.a.locs.place(p) else {
-                continue;
-            };
-            match self.a.locs.objects[obj as usize].kind {
-                ObjKind::Heap { proc, .. } if !self.aprocs.contains_key(&proc) => any = true,
-                _ => return false,
-            }
-        }
-        any
+        let real_places = || places.iter().filter(|&&p| p != NULL_PLACE);
+        real_places().next().is_some()
+            && real_places().all(|&p| self.a.locs.allocator(p).is_some_and(|a| self.unreversed(a)))
+    }
+
+    /// Does no sweep of this adjoint reverse `p`'s allocations (no
+    /// differentiated version of `p`)?
+    fn unreversed(&self, p: ProcId) -> bool {
+        !self.aprocs.contains_key(&p)
     }
 
     /// Is something statement `s` writes diff-live after it?
@@ -2833,16 +2831,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             return false;
         };
         let reads = &f.points[i].effect.reads;
-        f.pts_before[i]
-            .iter()
-            .filter(|(z, _)| reads.binary_search(z).is_ok())
-            .all(|&(_, pl)| match self.a.locs.place(pl) {
-                Some((obj, _)) => match self.a.locs.objects[obj as usize].kind {
-                    ObjKind::Heap { proc, .. } => !self.aprocs.contains_key(&proc),
-                    _ => true,
-                },
-                None => true,
-            })
+        f.pts_before[i].iter().all(|&(z, pl)| {
+            reads.binary_search(&z).is_err()
+                || self.a.locs.allocator(pl).is_none_or(|a| self.unreversed(a))
+        })
     }
 
     /// The copy of procedure `c` that a forward sweep calls for

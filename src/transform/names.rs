@@ -1369,7 +1369,7 @@ pub(crate) fn refuse_void_conversions(
         matches!(program.resolve(&ty.ty), Type::Pointer(t)
             if !matches!(program.resolve(&t.ty), Type::Void) && program.contains_real(&t.ty))
     };
-    let refusal = |span: crate::front::source::Span, _target: &QualType| {
+    let refusal = |span: crate::front::source::Span| {
         crate::front::diag::Diagnostic::error(
             span,
             "a 'void *' value converted to a pointer to reals: aioli types memory by its \
@@ -1392,7 +1392,7 @@ pub(crate) fn refuse_void_conversions(
         };
         let check = |value: &Expr, target: &QualType, found: &mut Option<_>| {
             if found.is_none() && is_void_ptr(&value.ty) && to_reals(target) && !is_null(value) {
-                *found = Some(refusal(value.span, target));
+                *found = Some(refusal(value.span));
             }
         };
         crate::il::visit_stmts(&body.stmts, &mut |s| {
@@ -1428,7 +1428,7 @@ pub(crate) fn refuse_void_conversions(
                         && is_void_ptr(&callee.ret)
                         && to_reals(&r.ty)
                     {
-                        found = Some(refusal(s.span, &r.ty));
+                        found = Some(refusal(s.span));
                     }
                 }
                 StmtKind::Return(Some(e)) => check(e, &proc.ret, &mut found),

@@ -472,26 +472,8 @@ fn replace_where(e: &mut Expr, is_target: &dyn Fn(&Expr) -> bool, var: &Expr) {
         e.span = span;
         return;
     }
-    match &mut e.kind {
-        ExprKind::Index { base: a, index: b } | ExprKind::Binary { lhs: a, rhs: b, .. } => {
-            replace_where(a, is_target, var);
-            replace_where(b, is_target, var);
-        }
-        ExprKind::Field { base: a, .. }
-        | ExprKind::Deref(a)
-        | ExprKind::AddrOf(a)
-        | ExprKind::Unary { arg: a, .. }
-        | ExprKind::Cast { arg: a, .. } => replace_where(a, is_target, var),
-        ExprKind::Intrinsic { args, .. } => {
-            for a in args {
-                replace_where(a, is_target, var);
-            }
-        }
-        ExprKind::Cond { cond, then, other } => {
-            replace_where(cond, is_target, var);
-            replace_where(then, is_target, var);
-            replace_where(other, is_target, var);
-        }
-        _ => {}
+    // `sizeof`'s operand is not evaluated: nothing there is replaced.
+    if !matches!(e.kind, ExprKind::SizeOfExpr(_)) {
+        crate::il::children_mut(e, &mut |c| replace_where(c, is_target, var));
     }
 }
