@@ -1459,6 +1459,10 @@ impl<'a> Analysis<'a> {
                         let shared: Vec<u32> = objs(a).intersection(&objs(b)).copied().collect();
                         if !shared.is_empty()
                             && (writes_target(a) || writes_target(b))
+                            // `specialize/alias`: a formal the callee
+                            // never mentions gives no access.
+                            && crate::transform::tangent::formal_mentioned(self.program, callee, a)
+                            && crate::transform::tangent::formal_mentioned(self.program, callee, b)
                             && !footprint::disjoint_arguments(
                                 self.program,
                                 f.points[i].kind.stmt(),

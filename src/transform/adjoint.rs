@@ -6581,7 +6581,7 @@ enum Sweep {
 /// A step from a variable to one of its scalars: an element, or field k
 /// of a struct.
 #[derive(Clone, Copy, Debug)]
-enum InitStep {
+pub(super) enum InitStep {
     Index(usize),
     Field(crate::il::StructId, usize),
 }
@@ -6641,7 +6641,7 @@ pub(super) fn scalar_assignments(
 
 /// One step of an initialiser path into `e`, of an original type; `None`
 /// for an index into what is not an array.
-fn follow_step(program: &Program, e: Expr, step: InitStep, span: Span) -> Option<Expr> {
+pub(super) fn follow_step(program: &Program, e: Expr, step: InitStep, span: Span) -> Option<Expr> {
     Some(match step {
         InitStep::Index(k) => {
             let elem = match program.resolve(&e.ty.ty) {

@@ -244,15 +244,22 @@ impl DiffSets {
                     match &s.kind {
                         // (Not a member without a derivative: `a.rowp =
                         // rowp`, an `int *` beside an active `a.val`.)
+                        // A whole struct holding such pointers (`*dst =
+                        // *src`): its pointer members come from the
+                        // source's, so the source has derivative pointers.
                         StmtKind::Assign { lhs, rhs, .. }
-                            if is_pointer(program, &lhs.ty) && d.is_diff_ref(program, lhs) =>
+                            if (is_pointer(program, &lhs.ty)
+                                || holds_real_pointer(program, &lhs.ty.ty, 0))
+                                && d.is_diff_ref(program, lhs) =>
                         {
                             pointer_roots(rhs, &mut d.syms);
                         }
                         StmtKind::Decl { vars, .. } => {
                             for v in vars {
+                                let ty = &program.sym(v.sym).ty;
                                 if d.syms.contains(&v.sym)
-                                    && is_pointer(program, &program.sym(v.sym).ty)
+                                    && (is_pointer(program, ty)
+                                        || holds_real_pointer(program, &ty.ty, 0))
                                     && let Some(crate::il::Init::Expr(e)) = &v.init
                                 {
                                     pointer_roots(e, &mut d.syms);

@@ -44,6 +44,18 @@ pub fn analyzed<R>(
     target: Target,
     f: impl FnOnce(&Analysis<'_>) -> R,
 ) -> R {
+    match merge_aliased_arguments(program) {
+        Some(merged) => analyzed_after_merging(&merged, heads, target, f),
+        None => analyzed_after_merging(program, heads, target, f),
+    }
+}
+
+fn analyzed_after_merging<R>(
+    program: &Program,
+    heads: &[Head],
+    target: Target,
+    f: impl FnOnce(&Analysis<'_>) -> R,
+) -> R {
     let first = analyze(program, heads, target);
     let mut requests = unsized_dummies(&first, target);
     if requests.is_empty() {
@@ -157,15 +169,19 @@ fn redirect(
         .copied()
         .unwrap_or(r.callee);
     // A copy's own pattern is kept: the call passes nothing there either.
+    // Keyed by the procedure the pattern applies to: the user's, or a
+    // `specialize/alias` copy (whose body differs from the user's).
+    let mut base = r.callee;
     let mut pattern = r.passive.clone();
-    if let Some(((_, before), _)) = copies.iter().find(|(_, c)| **c == r.callee) {
+    if let Some(((b, before), _)) = copies.iter().find(|(_, c)| **c == r.callee) {
+        base = *b;
         pattern.extend(before.iter().copied());
     }
-    let copy = match copies.get(&(original, pattern.clone())) {
+    let copy = match copies.get(&(base, pattern.clone())) {
         Some(&c) => c,
         None => {
             let c = copy_procedure(program, r.callee, original);
-            copies.insert((original, pattern), c);
+            copies.insert((base, pattern), c);
             c
         }
     };
@@ -185,6 +201,147 @@ fn redirect(
         }
         _ => false,
     }
+}
+
+/// `specialize/alias`: a copy of `program` in which every call giving one
+/// address to several pointer formals that can be merged calls a copy of
+/// its callee where they are one formal; `None` when no call does.
+fn merge_aliased_arguments(program: &Program) -> Option<Program> {
+    let mut owned: Option<Program> = None;
+    let mut copies: HashMap<(ProcId, Vec<Vec<usize>>), ProcId> = HashMap::new();
+    let mut work: Vec<ProcId> = (0..program.procs.len() as u32).map(ProcId).rev().collect();
+    while let Some(caller) = work.pop() {
+        let current = owned.as_ref().unwrap_or(program);
+        let Some(body) = &current.proc(caller).body else {
+            continue;
+        };
+        let mut sites = Vec::new();
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if let StmtKind::Call { callee, .. } = &s.kind {
+                let groups = mergeable_groups(current, s, *callee);
+                if !groups.is_empty() {
+                    sites.push((s.id, *callee, groups));
+                }
+            }
+        });
+        for (stmt, callee, groups) in sites {
+            let merged = owned.get_or_insert_with(|| program.clone());
+            let key = (callee, groups);
+            let copy = match copies.get(&key) {
+                Some(&c) => c,
+                None if copies.len() >= MAX_COPIES => continue,
+                None => {
+                    let original = merged.specialized.get(&callee).copied().unwrap_or(callee);
+                    let c = copy_procedure(merged, callee, original);
+                    merge_formals(merged, c, &key.1);
+                    copies.insert(key, c);
+                    work.push(c);
+                    c
+                }
+            };
+            let body = merged.procs[caller.index()].body.as_mut()?;
+            if let Some(Stmt {
+                kind: StmtKind::Call { callee, .. },
+                ..
+            }) = find_stmt(&mut body.stmts, stmt)
+            {
+                *callee = copy;
+            }
+        }
+    }
+    owned
+}
+
+/// The groups (two or more positions, in order) of call `s`'s arguments
+/// that give `callee` one address through formals it can merge.
+fn mergeable_groups(program: &Program, s: &Stmt, callee: ProcId) -> Vec<Vec<usize>> {
+    let proc = program.proc(callee);
+    let Some(body) = &proc.body else {
+        return Vec::new();
+    };
+    let StmtKind::Call { args, .. } = &s.kind else {
+        return Vec::new();
+    };
+    let same_address = |i: usize, j: usize| {
+        crate::il::validate::same_expr(&args[i], &args[j])
+            || super::tangent::overlapping_arguments(s, false).contains(&(i.min(j), i.max(j), true))
+    };
+    let moved = super::names::address_taken(&body.stmts);
+    let mut assigned = std::collections::HashSet::new();
+    crate::il::visit_stmts(&body.stmts, &mut |st| {
+        if let Some(Expr {
+            kind: ExprKind::Var(v),
+            ..
+        }) = crate::il::stored_ref(st)
+        {
+            assigned.insert(*v);
+        }
+    });
+    let pointee = |k: usize| -> Option<&crate::il::QualType> {
+        let formal = *proc.params.get(k)?;
+        if moved.contains(&formal) || assigned.contains(&formal) {
+            return None;
+        }
+        match &program.sym(formal).ty.ty {
+            crate::il::Type::Pointer(t) => Some(t),
+            _ => None,
+        }
+    };
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut grouped = vec![false; args.len()];
+    for i in 0..args.len() {
+        if grouped[i] {
+            continue;
+        }
+        let Some(ti) = pointee(i) else { continue };
+        let group: Vec<usize> = std::iter::once(i)
+            .chain((i + 1..args.len()).filter(|&j| {
+                !grouped[j] && pointee(j).is_some_and(|tj| tj.ty == ti.ty) && same_address(i, j)
+            }))
+            .collect();
+        if group.len() > 1 {
+            for &k in &group {
+                grouped[k] = true;
+            }
+            groups.push(group);
+        }
+    }
+    groups
+}
+
+/// In copy `c`, each group's formals become its first formal through
+/// which writes are allowed (its first if none is): the others stay in the
+/// signature, unused.
+fn merge_formals(program: &mut Program, c: ProcId, groups: &[Vec<usize>]) {
+    for group in groups {
+        let params = program.proc(c).params.clone();
+        let writable = |k: &&usize| match &program.sym(params[**k]).ty.ty {
+            crate::il::Type::Pointer(t) => !t.is_const,
+            _ => false,
+        };
+        let kept_at = *group.iter().find(writable).unwrap_or(&group[0]);
+        let kept = params[kept_at];
+        let kept_ty = program.sym(kept).ty.clone();
+        let Some(body) = program.procs[c.index()].body.as_mut() else {
+            continue;
+        };
+        for &k in group.iter().filter(|&&k| k != kept_at) {
+            rename_formal(&mut body.stmts, params[k], kept, &kept_ty);
+        }
+    }
+}
+
+/// Renames `from` to `to` in `stmts`, the mentions taking `to`'s type (a
+/// `const double *` formal becoming a `double *` one).
+fn rename_formal(stmts: &mut [Stmt], from: SymId, to: SymId, ty: &crate::il::QualType) {
+    let syms = BTreeMap::from([(from, to)]);
+    let scopes = HashMap::new();
+    let map = Remap {
+        syms: &syms,
+        scopes: &scopes,
+        retyped: Some((to, ty)),
+    };
+    map.stmts(stmts);
 }
 
 fn find_stmt(stmts: &mut [Stmt], id: StmtId) -> Option<&mut Stmt> {
@@ -271,6 +428,7 @@ fn copy_procedure(program: &mut Program, p: ProcId, original: ProcId) -> ProcId 
     let map = Remap {
         syms: &sym_map,
         scopes: &scope_map,
+        retyped: None,
     };
     proc.scope = scope_map[&proc.scope];
     for s in proc.params.iter_mut() {
@@ -312,6 +470,8 @@ fn block_scopes(b: &Block, out: &mut Vec<ScopeId>) {
 struct Remap<'m> {
     syms: &'m BTreeMap<SymId, SymId>,
     scopes: &'m HashMap<ScopeId, ScopeId>,
+    /// A variable whose mentions take this type.
+    retyped: Option<(SymId, &'m crate::il::QualType)>,
 }
 
 impl Remap<'_> {
@@ -413,7 +573,14 @@ impl Remap<'_> {
 
     fn expr(&self, e: &mut Expr) {
         match &mut e.kind {
-            ExprKind::Var(s) => *s = self.sym(*s),
+            ExprKind::Var(s) => {
+                *s = self.sym(*s);
+                if let Some((v, ty)) = self.retyped
+                    && *s == v
+                {
+                    e.ty = ty.clone();
+                }
+            }
             ExprKind::Index { base, index } => {
                 self.expr(base);
                 self.expr(index);

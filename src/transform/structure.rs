@@ -45,8 +45,12 @@ use std::collections::HashSet;
 /// [`super::checkpoint`]).
 pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
     let program = match split_address_lists(program) {
-        Cow::Borrowed(_) => run_once_loops(program),
-        Cow::Owned(split) => Cow::Owned(run_once_loops(&split).into_owned()),
+        Cow::Borrowed(_) => split_struct_copies(program),
+        Cow::Owned(split) => Cow::Owned(split_struct_copies(&split).into_owned()),
+    };
+    let program = match run_once_loops(&program) {
+        Cow::Borrowed(_) => program,
+        Cow::Owned(out) => Cow::Owned(out),
     };
     match structure_jumps_in(&program) {
         Cow::Borrowed(_) => program,
@@ -136,6 +140,199 @@ fn split_address_lists(program: &Program) -> Cow<'_, Program> {
         proc.stmt_count = next;
     }
     Cow::Owned(out)
+}
+
+/// `adjoint/copy-addresses`: a whole struct value holding a pointer to
+/// reals copied from a reference (`c = b;`, `Vec c = a;`, `*p = v;`) is
+/// copied member by member, so that each address goes through
+/// `adjoint/assign-pointer` with its adjoint pointer. Procedures without
+/// such a copy are left untouched (same statement ids).
+fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
+    let splits = |st: &Stmt| member_copies(program, st).is_some();
+    let todo = procs_with(program, splits);
+    if todo.is_empty() {
+        return Cow::Borrowed(program);
+    }
+    let mut out = program.clone();
+    for p in todo {
+        let Some(body) = &mut out.procs[p.index()].body else {
+            continue;
+        };
+        let mut stmts = std::mem::take(&mut body.stmts);
+        crate::il::rewrite_stmt_lists(&mut stmts, &mut |list| {
+            let old = std::mem::take(list);
+            for st in old {
+                let Some(mut copies) = member_copies(program, &st) else {
+                    list.push(st);
+                    continue;
+                };
+                let trailing = st.comments.trailing.clone();
+                let mut comments = Some(st.comments.clone());
+                if let StmtKind::Decl {
+                    base,
+                    storage,
+                    vars,
+                } = &st.kind
+                {
+                    let mut decl = Stmt {
+                        id: StmtId(0),
+                        kind: StmtKind::Decl {
+                            base: base.clone(),
+                            storage: *storage,
+                            vars: vars
+                                .iter()
+                                .map(|d| Declarator {
+                                    sym: d.sym,
+                                    init: None,
+                                })
+                                .collect(),
+                        },
+                        span: st.span,
+                        comments: comments.take().unwrap_or_default(),
+                    };
+                    decl.comments.trailing = None;
+                    list.push(decl);
+                }
+                if let Some(first) = copies.first_mut()
+                    && let Some(c) = comments.take()
+                {
+                    first.comments = c;
+                    first.comments.trailing = None;
+                }
+                if let Some(last) = copies.last_mut() {
+                    last.comments.trailing = trailing;
+                }
+                list.extend(copies);
+            }
+        });
+        let mut next = 0;
+        super::tangent::renumber(&mut stmts, &mut next);
+        let proc = &mut out.procs[p.index()];
+        if let Some(body) = &mut proc.body {
+            body.stmts = stmts;
+        }
+        proc.stmt_count = next;
+    }
+    Cow::Owned(out)
+}
+
+/// The member-by-member assignments that replace statement `st`, when it
+/// copies a whole struct value holding a pointer to reals from a reference
+/// into a place whose address reads no memory (`adjoint/copy-addresses`):
+/// an assignment, or a local declaration with one declarator.
+fn member_copies(program: &Program, st: &Stmt) -> Option<Vec<Stmt>> {
+    let (lhs, rhs) = match &st.kind {
+        StmtKind::Assign {
+            lhs,
+            rhs,
+            sugar: AssignSugar::Plain,
+        } => (lhs.clone(), rhs),
+        StmtKind::Decl {
+            storage: Storage::Auto,
+            vars,
+            ..
+        } if vars.len() == 1 => {
+            let Some(Init::Expr(e)) = &vars[0].init else {
+                return None;
+            };
+            let sym = vars[0].sym;
+            (
+                Expr::new(ExprKind::Var(sym), program.sym(sym).ty.clone(), st.span),
+                e,
+            )
+        }
+        _ => return None,
+    };
+    if !matches!(program.resolve(&lhs.ty.ty), Type::Struct(_))
+        || !super::names::holds_real_pointer(program, &lhs.ty.ty, 0)
+        || !fixed_place(&lhs)
+        || !fixed_place(rhs)
+    {
+        return None;
+    }
+    let mut paths = Vec::new();
+    member_paths(program, &lhs.ty.ty, &mut Vec::new(), &mut paths, 0)?;
+    let mut code = Vec::new();
+    for path in paths {
+        let (mut l, mut r) = (lhs.clone(), rhs.clone());
+        for &step in &path {
+            l = super::adjoint::follow_step(program, l, step, st.span)?;
+            r = super::adjoint::follow_step(program, r, step, st.span)?;
+        }
+        code.push(Stmt {
+            id: StmtId(0),
+            kind: StmtKind::Assign {
+                lhs: l,
+                rhs: r,
+                sugar: AssignSugar::Plain,
+            },
+            span: st.span,
+            comments: Comments::default(),
+        });
+    }
+    Some(code)
+}
+
+/// A reference whose address reads no memory but variables: a variable, or
+/// a field, element or `*` of such a reference, indices made of variables
+/// and constants (writing the members of the copy's target then cannot move
+/// either side).
+fn fixed_place(e: &Expr) -> bool {
+    fn plain_index(e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(_) | ExprKind::IntConst { .. } => true,
+            ExprKind::Binary { lhs, rhs, .. } => plain_index(lhs) && plain_index(rhs),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => plain_index(arg),
+            _ => false,
+        }
+    }
+    match &e.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Field { base, .. } => fixed_place(base),
+        ExprKind::Index { base, index } => fixed_place(base) && plain_index(index),
+        ExprKind::Deref(p) => matches!(p.kind, ExprKind::Var(_)),
+        _ => false,
+    }
+}
+
+/// The paths to the members a struct copy assigns one by one: a member
+/// holding no pointer to reals whole, one that does split in turn, an
+/// array's elements one by one. `None` when an array on the way has no
+/// known length or more than 32 elements.
+fn member_paths(
+    program: &Program,
+    ty: &Type,
+    path: &mut Vec<super::adjoint::InitStep>,
+    out: &mut Vec<Vec<super::adjoint::InitStep>>,
+    depth: usize,
+) -> Option<()> {
+    const MAX_ELEMENTS: u64 = 32;
+    if depth > 32 {
+        return None;
+    }
+    let splits = super::names::holds_real_pointer(program, ty, 0);
+    match program.resolve(ty) {
+        Type::Struct(sid) if splits => {
+            for (k, f) in program.strukt(*sid).fields.iter().enumerate() {
+                path.push(super::adjoint::InitStep::Field(*sid, k));
+                member_paths(program, &f.ty.ty, path, out, depth + 1)?;
+                path.pop();
+            }
+        }
+        Type::Array { elem, len } => {
+            let n = len.as_ref().and_then(|l| l.value)?;
+            if n > MAX_ELEMENTS {
+                return None;
+            }
+            for k in 0..n as usize {
+                path.push(super::adjoint::InitStep::Index(k));
+                member_paths(program, &elem.ty, path, out, depth + 1)?;
+                path.pop();
+            }
+        }
+        _ => out.push(path.clone()),
+    }
+    Some(())
 }
 
 fn structure_jumps_in(program: &Program) -> Cow<'_, Program> {

@@ -168,9 +168,13 @@ pub(crate) fn refuse_overlapping_calls(
                             .is_none_or(|t| a.locs.object_zones(t).any(|tz| a.locs.zone(tz).atom))
                     })
             };
+            // `specialize/alias`: a formal the callee never mentions (one
+            // merged into another) gives no access.
+            let mentioned = |k: usize| formal_mentioned(program, callee, k);
             if a.is_active_call(p, stmt.id)
                 && overlapping_arguments(stmt, same_base)
                     .into_iter()
+                    .filter(|&(i, j, _)| mentioned(i) && mentioned(j))
                     .filter(|&(i, j, certain)| certain || indexed(i) || indexed(j))
                     // `alias/disjoint-slices`: `axpy(n, a, &w[0], &w[n])`.
                     .filter(|&(i, j, certain)| {
@@ -221,6 +225,22 @@ pub(crate) fn refuse_overlapping_calls(
         }
     }
     Ok(())
+}
+
+/// Does `callee`'s body mention its formal at position `k` (true for a
+/// procedure without body, or a position past its formals)?
+pub(crate) fn formal_mentioned(program: &Program, callee: ProcId, k: usize) -> bool {
+    let proc = program.proc(callee);
+    let (Some(body), Some(&formal)) = (&proc.body, proc.params.get(k)) else {
+        return true;
+    };
+    let mut seen = false;
+    crate::il::visit_stmts(&body.stmts, &mut |s| {
+        for e in crate::il::stmt_exprs(s) {
+            crate::il::visit_expr(e, &mut |x| seen |= x.kind == ExprKind::Var(formal));
+        }
+    });
+    seen
 }
 
 /// Two memories `callee` reaches through different pointers (formals, or
@@ -2400,7 +2420,7 @@ fn global_addresses(s: &Stmt) -> Vec<(usize, SymId)> {
 /// (`y` and `&y[0]`, `p + 1` and `&p[1]`), or with `same_base` addresses
 /// into the same variable (`a` and `a + 1`, `&x[i]` and `&x[j]`); the
 /// flag tells the same address.
-fn overlapping_arguments(s: &Stmt, same_base: bool) -> Vec<(usize, usize, bool)> {
+pub(crate) fn overlapping_arguments(s: &Stmt, same_base: bool) -> Vec<(usize, usize, bool)> {
     // An offset `i + k` as (i, k), `k` as (None, k); `None` when it has
     // another form.
     type Offset = Option<(Option<SymId>, i64)>;
@@ -4010,8 +4030,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             };
         }
         let mut body_code = self.code_of(body_val)?;
-        // `(void)xd;` for a derivative parameter the body never reads, so
-        // that the output compiles without warnings.
+        // `(void)xd;` for a parameter the body never reads (a derivative,
+        // or a formal merged into another, `specialize/alias`), so that the
+        // output compiles without warnings.
         let mut used = HashSet::new();
         crate::il::visit_stmts(&body_code, &mut |st| {
             for e in super::names::stmt_exprs(st) {
@@ -4020,7 +4041,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         });
         let mut voids = Vec::new();
         for &prm in &params {
-            if self.primal_syms.contains_key(&prm) && !used.contains(&prm) {
+            if !used.contains(&prm) {
                 let span = self.span();
                 let v = self.var(prm);
                 let void = QualType::void();
