@@ -1379,6 +1379,41 @@ double f(double *x)\n{\n    Big a;\n    a.data = x;\n    Big b = a;\n    return 
     assert!(err.contains("whole struct value with a pointer"), "{err}");
 }
 
+/// `specialize/struct-result`, `il/cond-struct`, `adjoint/struct-by-value`:
+/// structs holding pointers to reals as values in the adjoint: a
+/// constructor's forward sweep gives the struct and its adjoint back
+/// through pointers, a helper copying a struct it is given by value takes
+/// the adjoint pointer in its forward sweep too. Numbers: the fixture's
+/// dot-product test. Two different pointers to one scalar given to a
+/// writing callee are refused (its adjoint would add into the adjoint it
+/// zeroes); the same pointer twice is merged (`specialize/alias`).
+#[test]
+fn struct_values_and_pointers_to_one_variable() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let g = generate(&dir.join("struct_values.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    for line in [
+        "vec_zeros_fwd(n, &t, &tb);",
+        "vec_zerosb->data = vb.data;",
+        "axpy_fwd(2.0, chosen, &chosenb, t, &tb);",
+        "static void axpy_fwd(double a, Vec x, Vec_b *xb, Vec y, Vec_b *yb)",
+        "chosenb.data = vxb.data;",
+    ] {
+        assert!(code.contains(line), "{line} in {code}");
+    }
+    let two = "static void cp(double *d, const double *s)\n{\n    *d = 2.0 * *s;\n}\n\
+void f(const double *x, double *r)\n{\n    double t = x[0] * x[0];\n    double *p = &t, *q = &t;\n    cp(p, q);\n    *r = t;\n}\n";
+    let err = adjoint_of_text("two.c", two, "f(r)/(x)").unwrap_err();
+    assert!(err.contains("two.c:10:5"), "{err}");
+    assert!(
+        err.contains("designate the same variable through different pointers"),
+        "{err}"
+    );
+    let once = two.replace("cp(p, q);", "cp(p, p);");
+    let out = adjoint_of_text("once.c", &once, "f(r)/(x)").unwrap();
+    assert!(out.contains("(void)s;"), "{out}");
+}
+
 /// `warn/alias` through struct members: one array reached through two
 /// pointer members (`j.in = j.out = x; run(&j)`), or through two members
 /// passed as arguments, written by the callee, is refused in adjoint mode

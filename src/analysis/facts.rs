@@ -744,26 +744,43 @@ impl PtrBuilder<'_, '_> {
     /// Stores the pointer fields of struct value `rhs` into the reference
     /// `(base, path)`.
     fn struct_copy(&mut self, base: RefBase, path: &[usize], rhs: &Expr, n: Node) {
-        let (src_base, src_path) = match &rhs.kind {
-            ExprKind::Var(_)
-            | ExprKind::Index { .. }
-            | ExprKind::Field { .. }
-            | ExprKind::Deref(_) => self.lref(rhs),
-            _ => {
-                self.expr(rhs);
-                return;
-            }
-        };
+        let mut sources = Vec::new();
+        if !self.struct_sources(rhs, &mut sources) {
+            self.expr(rhs);
+            return;
+        }
         let mut leaves = Vec::new();
         pointer_leaves(self.program, &rhs.ty.ty, &mut Vec::new(), &mut leaves, 0);
         for leaf in leaves {
             let v = self.new_val();
-            let mut sp = src_path.clone();
-            sp.extend_from_slice(&leaf);
-            self.load_into(v, &src_base, &sp);
+            for (src_base, src_path) in &sources {
+                let mut sp = src_path.clone();
+                sp.extend_from_slice(&leaf);
+                self.load_into(v, src_base, &sp);
+            }
             let mut dp = path.to_vec();
             dp.extend_from_slice(&leaf);
             self.store_at(&base, &dp, v, n, true);
+        }
+    }
+
+    /// The references a struct value is copied from: the value itself, or
+    /// each branch of a conditional (`flag ? a : b`, whose test is read).
+    /// False for another form (a call's result is a temporary already).
+    fn struct_sources(&mut self, rhs: &Expr, out: &mut Vec<(RefBase, Vec<usize>)>) -> bool {
+        match &rhs.kind {
+            ExprKind::Var(_)
+            | ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Deref(_) => {
+                out.push(self.lref(rhs));
+                true
+            }
+            ExprKind::Cond { cond, then, other } => {
+                self.expr(cond);
+                self.struct_sources(then, out) && self.struct_sources(other, out)
+            }
+            _ => false,
         }
     }
 

@@ -450,11 +450,11 @@ impl<'a> CPrinter<'a> {
                         .append(text(";")),
                     1,
                 ),
-                ItemKind::Prototype(p) => match self.program.procs.get(p.index()) {
+                ItemKind::Prototype(p) => match self.as_written(*p) {
                     Some(proc) => (self.proc_header(proc).append(text(";")), 1),
                     None => continue,
                 },
-                ItemKind::Function(p) => match self.program.procs.get(p.index()) {
+                ItemKind::Function(p) => match self.as_written(*p) {
                     Some(proc) => (self.function(proc), 2),
                     None => continue,
                 },
@@ -464,7 +464,7 @@ impl<'a> CPrinter<'a> {
             // A prototype's comments are its item's own: the procedure
             // holds the definition's.
             if let ItemKind::Function(p) = &item.kind
-                && let Some(proc) = self.program.procs.get(p.index())
+                && let Some(proc) = self.as_written(*p)
                 && proc.comments != item.comments
             {
                 comments.extend(proc.comments.leading.iter().cloned());
@@ -961,6 +961,23 @@ impl<'a> CPrinter<'a> {
     fn simple_stmt(&self, s: &Stmt, ctx: &Ctx) -> Option<Doc> {
         let doc = match &s.kind {
             StmtKind::Assign { lhs, rhs, sugar } => self.assign(lhs, rhs, *sugar, ctx),
+            // `specialize/struct-result`: `f(a, &x)` is `x = f(a)` as written.
+            StmtKind::Call {
+                result: None,
+                callee,
+                args,
+                ..
+            } if self.returns_through_last(*callee) => {
+                let (last, given) = args.split_last()?;
+                let ExprKind::AddrOf(target) = &last.kind else {
+                    return None;
+                };
+                self.expr(target, prec::UNARY, ctx)
+                    .append(text(" ="))
+                    .append(RcDoc::line())
+                    .append(self.call_expr(*callee, given, ctx))
+                    .group()
+            }
             StmtKind::Call { result: None, .. } => self.simple_rhs(s, ctx)?,
             StmtKind::Call {
                 result: Some(target),
@@ -1004,6 +1021,28 @@ impl<'a> CPrinter<'a> {
             }
             _ => None,
         }
+    }
+
+    /// The procedure as the user wrote it: the one of `specialize/struct-result`
+    /// for a procedure rewritten to return its struct through a pointer.
+    fn as_written(&self, p: crate::il::ProcId) -> Option<&crate::il::Procedure> {
+        self.program
+            .struct_results
+            .get(&p)
+            .or_else(|| self.program.procs.get(p.index()))
+    }
+
+    /// Does a call of `callee` give its struct result back through its
+    /// last argument, where the user wrote `x = f(a)`
+    /// (`specialize/struct-result`; also a copy of such a procedure)?
+    fn returns_through_last(&self, callee: crate::il::ProcId) -> bool {
+        let original = self
+            .program
+            .specialized
+            .get(&callee)
+            .copied()
+            .unwrap_or(callee);
+        self.program.struct_results.contains_key(&original)
     }
 
     fn call_expr(&self, callee: crate::il::ProcId, args: &[Expr], ctx: &Ctx) -> Doc {

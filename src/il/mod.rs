@@ -895,6 +895,11 @@ pub struct Program {
     /// (`specialize/activity`) → the user's procedure they copy. A copy is
     /// in no item: its primal is the original's.
     pub specialized: std::collections::BTreeMap<ProcId, ProcId>,
+    /// Procedures returning a struct that holds pointers to reals,
+    /// rewritten to give it back through a last pointer parameter
+    /// (`specialize/struct-result`) → the procedure as written, which the
+    /// back end prints (and their calls as written, `x = f(a)`).
+    pub struct_results: std::collections::BTreeMap<ProcId, Procedure>,
     pub items: Vec<Item>,
     pub symbols: Vec<Symbol>,
     pub scopes: Vec<Scope>,

@@ -2949,6 +2949,27 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         None
     }
 
+    /// The parts of a by-value parameter's adjoint `*b` paired with those
+    /// of its private adjoint `local` (`adjoint/by-value`).
+    fn private_parts(&self, local: SymId, b: SymId) -> Vec<(Expr, Expr)> {
+        let ty = self.out.symbols[local.index()].ty.clone();
+        let star = Expr::new(ExprKind::Deref(Box::new(self.var(b))), ty, self.span());
+        self.parts(star)
+            .into_iter()
+            .zip(self.parts(self.var(local)))
+            .collect()
+    }
+
+    /// `local.p = b->p` for each adjoint pointer member of a by-value
+    /// struct's private adjoint (`adjoint/struct-by-value`).
+    fn follow_pointer_members(&self, local: SymId, b: SymId) -> Vec<Stmt> {
+        self.private_parts(local, b)
+            .into_iter()
+            .filter(|(caller, _)| is_pointer(&self.out, &caller.ty))
+            .map(|(caller, private)| self.assign(private, caller, AssignSugar::Plain))
+            .collect()
+    }
+
     fn is_diff_formal(&self, p: ProcId, i: usize) -> bool {
         let proc = self.program.proc(p);
         let Some(&s) = proc.params.get(i) else {
@@ -3729,25 +3750,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 let Some(&b) = self.bsyms.get(&p) else {
                     continue;
                 };
-                let ty = self.out.symbols[local.index()].ty.clone();
-                let star = Expr::new(ExprKind::Deref(Box::new(self.var(b))), ty, self.span());
                 // A struct's private adjoint is added field by field; its
                 // adjoint pointer members follow the caller's from the
                 // start (`adjoint/struct-by-value`).
-                let pairs: Vec<(Expr, Expr)> = self
-                    .parts(star)
-                    .into_iter()
-                    .zip(self.parts(self.var(local)))
-                    .collect();
-                let mut follow = Vec::new();
-                for (caller, private) in pairs {
-                    if is_pointer(&self.out, &caller.ty) {
-                        follow.push(self.assign(private, caller, AssignSugar::Plain));
-                    } else {
+                for (caller, private) in self.private_parts(local, b) {
+                    if !is_pointer(&self.out, &caller.ty) {
                         body.extend(self.increment_all(caller, private)?);
                     }
                 }
-                body.splice(0..0, follow);
+                // (Not where nothing reads the private adjoint: C warns
+                // about a variable set but not used.)
+                let mut read_here = HashSet::new();
+                collect_used(&body, &mut read_here);
+                if read_here.contains(&local) {
+                    let follow = self.follow_pointer_members(local, b);
+                    body.splice(0..0, follow);
+                }
             }
         }
         all.append(&mut body);
@@ -6478,6 +6496,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 let needed = self.fwd_needs.get(&self.proc).cloned().unwrap_or_default();
                 let mut fparams = Vec::new();
+                let mut follows = Vec::new();
                 for (i, &s) in orig.params.iter().enumerate() {
                     fparams.push(s);
                     let Some(&b) = self.bsyms.get(&s) else {
@@ -6486,13 +6505,25 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     if !params.contains(&b) {
                         continue;
                     }
-                    if used.contains(&b) {
+                    // A by-value struct's private adjoint, whose pointer
+                    // members follow the caller's (`adjoint/struct-by-value`):
+                    // read here, it needs them here too.
+                    let private = self
+                        .private_adjoints
+                        .get(&s)
+                        .copied()
+                        .filter(|l| used.contains(l));
+                    if used.contains(&b) || private.is_some() {
                         self.fwd_found.entry(self.proc).or_default().insert(i);
                     }
                     if needed.contains(&i) {
                         fparams.push(b);
+                        if let Some(local) = private {
+                            follows.extend(self.follow_pointer_members(local, b));
+                        }
                     }
                 }
+                fwd.splice(0..0, follows);
                 fparams.extend(self.result_pointer_adjoint);
                 self.make_proc(fid, fparams, orig.ret.clone(), fwd, Vec::new(), false)?;
                 AVal::Code(Vec::new())

@@ -142,7 +142,18 @@ impl DiffSets {
                 crate::il::visit_stmts(&body.stmts, &mut |s| {
                     for e in stmt_exprs(s) {
                         deref_bases(e, &mut |b| {
-                            if reaches_diff(b) {
+                            // Also a pointer through which a pointer with a
+                            // derivative pointer is reached (`dst->data =
+                            // a.data` with `dst = &b`): the derivative
+                            // pointer is reached through its derivative.
+                            let reaches_derivative_pointer = || {
+                                ref_zones
+                                    .and_then(|rz| rz.get(&crate::analysis::facts::key(b)))
+                                    .is_some_and(|zs| {
+                                        zs.iter().any(|&z| has_derivative_pointer(a, &d, z))
+                                    })
+                            };
+                            if reaches_diff(b) || reaches_derivative_pointer() {
                                 address_roots(b, &mut d.syms);
                             }
                         });
@@ -194,12 +205,14 @@ impl DiffSets {
                         }
                     }
                     // `tangent/call-frees`: a pointer with a derivative
-                    // pointer given to a procedure that frees it.
+                    // pointer given to a procedure that frees it (or a
+                    // struct holding one, by value: `vec_free(v)`).
                     if let StmtKind::Call { callee, args, .. } = &s.kind {
                         for (k, (&formal, arg)) in
                             program.proc(*callee).params.iter().zip(args).enumerate()
                         {
-                            if is_pointer(program, &arg.ty)
+                            if (is_pointer(program, &arg.ty)
+                                || holds_real_pointer(program, &arg.ty.ty, 0))
                                 && d.is_diff_ref(program, arg)
                                 && frees_through(program, *callee, k, &mut Vec::new())
                             {
@@ -257,12 +270,25 @@ impl DiffSets {
                         StmtKind::Decl { vars, .. } => {
                             for v in vars {
                                 let ty = &program.sym(v.sym).ty;
-                                if d.syms.contains(&v.sym)
-                                    && (is_pointer(program, ty)
+                                if !d.syms.contains(&v.sym)
+                                    || !(is_pointer(program, ty)
                                         || holds_real_pointer(program, &ty.ty, 0))
-                                    && let Some(crate::il::Init::Expr(e)) = &v.init
                                 {
-                                    pointer_roots(e, &mut d.syms);
+                                    continue;
+                                }
+                                match &v.init {
+                                    Some(crate::il::Init::Expr(e)) => pointer_roots(e, &mut d.syms),
+                                    // `Vec v = {n, p};`: the addresses in
+                                    // the list (`tangent/declarator-init`
+                                    // takes each item's derivative).
+                                    Some(init @ crate::il::Init::List(..)) => {
+                                        crate::il::visit_init(init, &mut |e| {
+                                            if holds_real_pointer(program, &e.ty.ty, 0) {
+                                                pointer_roots(e, &mut d.syms);
+                                            }
+                                        })
+                                    }
+                                    None => {}
                                 }
                             }
                         }
@@ -436,6 +462,39 @@ fn mark_path(
         };
         ty = f.ty.ty.clone();
     }
+}
+
+/// Is zone `z` a pointer (a variable, or a member of a struct variable)
+/// that has a derivative pointer in `d`?
+fn has_derivative_pointer(a: &Analysis<'_>, d: &DiffSets, z: Zone) -> bool {
+    let info = a.locs.zone(z);
+    if !info.pointer {
+        return false;
+    }
+    let ObjKind::Var(sym) = a.locs.object(info.obj).kind else {
+        return false;
+    };
+    if !d.syms.contains(&sym) {
+        return false;
+    }
+    let program = a.program;
+    let mut ty = program.sym(sym).ty.ty.clone();
+    for &i in &info.path {
+        while let Type::Array { elem, .. } = program.resolve(&ty).clone() {
+            ty = elem.ty;
+        }
+        let Type::Struct(s) = program.resolve(&ty).clone() else {
+            return false;
+        };
+        if !d.fields.contains(&(s, i)) {
+            return false;
+        }
+        let Some(f) = program.strukt(s).fields.get(i) else {
+            return false;
+        };
+        ty = f.ty.ty.clone();
+    }
+    true
 }
 
 /// Calls `f` on every reference a dereference or index goes through.

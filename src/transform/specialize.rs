@@ -44,10 +44,160 @@ pub fn analyzed<R>(
     target: Target,
     f: impl FnOnce(&Analysis<'_>) -> R,
 ) -> R {
+    // (The adjoint's pre-pass did this already.)
+    let lowered = super::structure::lower_struct_conditionals(program);
+    let program: &Program = &lowered;
+    let mut converted = struct_results_through_pointers(program, heads);
+    // The adjoint's pre-pass has run: the new `*f = v` copies go member by
+    // member too (`adjoint/copy-addresses`).
+    if let (Some(c), Target::Adjoint { .. }) = (&mut converted, target)
+        && let std::borrow::Cow::Owned(split) = super::structure::split_struct_copies(c)
+    {
+        *c = split;
+    }
+    let program = converted.as_ref().unwrap_or(program);
     match merge_aliased_arguments(program) {
         Some(merged) => analyzed_after_merging(&merged, heads, target, f),
         None => analyzed_after_merging(program, heads, target, f),
     }
+}
+
+/// `specialize/struct-result`: a copy of `program` in which each procedure
+/// (not a head) returning a struct that holds pointers to reals, whose
+/// every call stores the result (`Vec t = vec_new(n);`), gives the struct
+/// back through a last pointer parameter instead (`vec_new(n, &t)`, and
+/// `return v;` becomes `*vec_new = v; return;`): the analyses follow the
+/// addresses a procedure stores through a pointer, not those it returns.
+/// `Program::struct_results` keeps the procedure as written, for printing.
+/// `None` when no procedure qualifies.
+fn struct_results_through_pointers(program: &Program, heads: &[Head]) -> Option<Program> {
+    let candidates: Vec<ProcId> = program
+        .defined_procs()
+        .filter(|&(p, proc)| {
+            !heads.iter().any(|h| h.proc == p)
+                && matches!(program.resolve(&proc.ret.ty), crate::il::Type::Struct(_))
+                && super::names::holds_real_pointer(program, &proc.ret.ty, 0)
+        })
+        .map(|(p, _)| p)
+        .filter(|&p| {
+            // Every call stores the result into a place it can point to.
+            program.defined_procs().all(|(_, caller)| {
+                let mut all = true;
+                if let Some(b) = &caller.body {
+                    crate::il::visit_stmts(&b.stmts, &mut |s| {
+                        if let StmtKind::Call { callee, result, .. } = &s.kind
+                            && *callee == p
+                        {
+                            all &= result.as_ref().is_some_and(|r| {
+                                matches!(
+                                    r.kind,
+                                    ExprKind::Var(_)
+                                        | ExprKind::Field { .. }
+                                        | ExprKind::Index { .. }
+                                        | ExprKind::Deref(_)
+                                )
+                            });
+                        }
+                    });
+                }
+                all
+            })
+        })
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    let mut out = program.clone();
+    for &p in &candidates {
+        let written = out.proc(p).clone();
+        let name = {
+            let taken = |n: &str| out.symbols.iter().any(|s| s.name == n);
+            std::iter::once(written.name.clone())
+                .chain((0..).map(|i| format!("{}{i}", written.name)))
+                .find(|n| !taken(n))
+                .expect("an unbounded supply of names")
+        };
+        let ty = written.ret.clone().pointer_to();
+        let sym = SymId(out.symbols.len() as u32);
+        out.symbols.push(crate::il::Symbol {
+            name: name.clone(),
+            ty: ty.clone(),
+            kind: crate::il::SymKind::Param,
+            storage: crate::il::Storage::Auto,
+            scope: written.scope,
+            span: written.span,
+        });
+        out.scopes[written.scope.index()].vars.insert(name, sym);
+        let proc = &mut out.procs[p.index()];
+        proc.params.push(sym);
+        proc.ret = crate::il::QualType::void();
+        if let Some(b) = proc.body.as_mut() {
+            let span = written.span;
+            crate::il::rewrite_stmt_lists(&mut b.stmts, &mut |list| {
+                let old = std::mem::take(list);
+                for st in old {
+                    let StmtKind::Return(Some(e)) = &st.kind else {
+                        list.push(st);
+                        continue;
+                    };
+                    let e = e.clone();
+                    let target = Expr::new(
+                        ExprKind::Deref(Box::new(Expr::new(ExprKind::Var(sym), ty.clone(), span))),
+                        written.ret.clone(),
+                        st.span,
+                    );
+                    list.push(Stmt {
+                        kind: StmtKind::Assign {
+                            lhs: target,
+                            rhs: e,
+                            sugar: crate::il::AssignSugar::Plain,
+                        },
+                        ..st.clone()
+                    });
+                    list.push(Stmt {
+                        kind: StmtKind::Return(None),
+                        comments: Default::default(),
+                        ..st
+                    });
+                }
+            });
+            // The last statement need not return.
+            if matches!(
+                b.stmts.last(),
+                Some(Stmt {
+                    kind: StmtKind::Return(None),
+                    ..
+                })
+            ) {
+                b.stmts.pop();
+            }
+            let mut next = 0;
+            super::tangent::renumber(&mut b.stmts, &mut next);
+            proc.stmt_count = next;
+        }
+        out.struct_results.insert(p, written);
+    }
+    for proc in out.procs.iter_mut() {
+        if let Some(b) = proc.body.as_mut() {
+            each_stmt_mut(&mut b.stmts, &mut |s| {
+                if let StmtKind::Call {
+                    callee,
+                    result,
+                    args,
+                    decl_init,
+                } = &mut s.kind
+                    && candidates.contains(callee)
+                    && let Some(r) = result.take()
+                {
+                    let ty = r.ty.clone().pointer_to();
+                    let span = r.span;
+                    args.push(Expr::new(ExprKind::AddrOf(Box::new(r)), ty, span));
+                    *decl_init = false;
+                }
+            });
+        }
+    }
+    Some(out)
 }
 
 fn analyzed_after_merging<R>(

@@ -44,18 +44,163 @@ use std::collections::HashSet;
 /// are wrapped into blocks first (`adjoint/checkpoint`,
 /// [`super::checkpoint`]).
 pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
-    let program = match split_address_lists(program) {
-        Cow::Borrowed(_) => split_struct_copies(program),
-        Cow::Owned(split) => Cow::Owned(split_struct_copies(&split).into_owned()),
+    let program = then(Cow::Borrowed(program), lower_struct_conditionals);
+    let program = then(program, split_address_lists);
+    let program = then(program, split_struct_copies);
+    let program = then(program, run_once_loops);
+    then(program, structure_jumps_in)
+}
+
+/// `pass` applied to `program`, borrowed unchanged when the pass changes
+/// nothing.
+fn then<'p>(
+    program: Cow<'p, Program>,
+    pass: impl for<'a> Fn(&'a Program) -> Cow<'a, Program>,
+) -> Cow<'p, Program> {
+    let changed = match pass(&program) {
+        Cow::Owned(out) => Some(out),
+        Cow::Borrowed(_) => None,
     };
-    let program = match run_once_loops(&program) {
-        Cow::Borrowed(_) => program,
-        Cow::Owned(out) => Cow::Owned(out),
-    };
-    match structure_jumps_in(&program) {
-        Cow::Borrowed(_) => program,
-        Cow::Owned(out) => Cow::Owned(out),
+    match changed {
+        Some(out) => Cow::Owned(out),
+        None => program,
     }
+}
+
+/// `il/cond-struct` (both modes): a struct value holding a pointer to
+/// reals chosen by a conditional (`Vec c = flag ? a : b;`, `c = f ? a :
+/// b;`) is assigned in an `if`: `Vec c; if (flag) c = a; else c = b;`, so
+/// each branch is a copy from a reference that the rules (and
+/// `adjoint/copy-addresses`) handle with its derivative pointers.
+/// Procedures without such a conditional are left untouched.
+pub(crate) fn lower_struct_conditionals(program: &Program) -> Cow<'_, Program> {
+    let chosen = |e: &Expr| {
+        matches!(e.kind, ExprKind::Cond { .. })
+            && matches!(program.resolve(&e.ty.ty), Type::Struct(_))
+            && super::names::holds_real_pointer(program, &e.ty.ty, 0)
+    };
+    let lowers = |st: &Stmt| match &st.kind {
+        StmtKind::Assign {
+            rhs,
+            sugar: AssignSugar::Plain,
+            ..
+        } => chosen(rhs),
+        StmtKind::Decl {
+            storage: Storage::Auto,
+            vars,
+            ..
+        } => vars
+            .iter()
+            .any(|d| matches!(&d.init, Some(Init::Expr(e)) if chosen(e))),
+        _ => false,
+    };
+    let todo = procs_with(program, lowers);
+    if todo.is_empty() {
+        return Cow::Borrowed(program);
+    }
+    let mut out = program.clone();
+    for p in todo {
+        let proc = &mut out.procs[p.index()];
+        let Some(body) = &mut proc.body else {
+            continue;
+        };
+        let scope = body.scope;
+        crate::il::rewrite_stmt_lists(&mut body.stmts, &mut |list| {
+            let old = std::mem::take(list);
+            for st in old {
+                if !lowers(&st) {
+                    list.push(st);
+                    continue;
+                }
+                match &st.kind {
+                    StmtKind::Assign { lhs, rhs, .. } => {
+                        let mut chosen_copy = choose(lhs, rhs, st.span, scope);
+                        chosen_copy.comments = st.comments.clone();
+                        list.push(chosen_copy);
+                    }
+                    StmtKind::Decl {
+                        base,
+                        storage,
+                        vars,
+                    } => {
+                        let mut decl = Stmt {
+                            id: StmtId(0),
+                            kind: StmtKind::Decl {
+                                base: base.clone(),
+                                storage: *storage,
+                                vars: vars
+                                    .iter()
+                                    .map(|d| Declarator {
+                                        sym: d.sym,
+                                        init: match &d.init {
+                                            Some(Init::Expr(e)) if chosen(e) => None,
+                                            other => other.clone(),
+                                        },
+                                    })
+                                    .collect(),
+                            },
+                            span: st.span,
+                            comments: st.comments.clone(),
+                        };
+                        decl.comments.trailing = None;
+                        list.push(decl);
+                        let mut ifs = Vec::new();
+                        for d in vars {
+                            if let Some(Init::Expr(e)) = &d.init
+                                && chosen(e)
+                            {
+                                let var = Expr::new(
+                                    ExprKind::Var(d.sym),
+                                    program.sym(d.sym).ty.clone(),
+                                    st.span,
+                                );
+                                ifs.push(choose(&var, e, st.span, scope));
+                            }
+                        }
+                        if let Some(last) = ifs.last_mut() {
+                            last.comments.trailing = st.comments.trailing.clone();
+                        }
+                        list.extend(ifs);
+                    }
+                    _ => list.push(st),
+                }
+            }
+        });
+        let mut next = 0;
+        super::tangent::renumber(&mut body.stmts, &mut next);
+        proc.stmt_count = next;
+    }
+    Cow::Owned(out)
+}
+
+/// `if (c) lhs = a; else lhs = b;` for `lhs = c ? a : b`, nested
+/// conditionals in turn.
+fn choose(lhs: &Expr, rhs: &Expr, span: Span, scope: ScopeId) -> Stmt {
+    let stmt = |kind| Stmt {
+        id: StmtId(0),
+        kind,
+        span,
+        comments: Comments::default(),
+    };
+    let ExprKind::Cond { cond, then, other } = &rhs.kind else {
+        return stmt(StmtKind::Assign {
+            lhs: lhs.clone(),
+            rhs: rhs.clone(),
+            sugar: AssignSugar::Plain,
+        });
+    };
+    // The branches declare nothing: they may name the body's scope.
+    let branch = |e: &Expr| Block {
+        stmts: vec![choose(lhs, e, span, scope)],
+        scope,
+        closing_comments: Vec::new(),
+        span,
+    };
+    stmt(StmtKind::If {
+        cond: (**cond).clone(),
+        then: branch(then),
+        other: Some(branch(other)),
+    })
 }
 
 /// `adjoint/init-addresses`: a local initialised by a list holding an
@@ -147,8 +292,12 @@ fn split_address_lists(program: &Program) -> Cow<'_, Program> {
 /// copied member by member, so that each address goes through
 /// `adjoint/assign-pointer` with its adjoint pointer. Procedures without
 /// such a copy are left untouched (same statement ids).
-fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
-    let splits = |st: &Stmt| member_copies(program, st).is_some();
+pub(crate) fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
+    let splits = |st: &Stmt| {
+        one_declarator_each(st)
+            .iter()
+            .any(|single| member_copies(program, single).is_some())
+    };
     let todo = procs_with(program, splits);
     if todo.is_empty() {
         return Cow::Borrowed(program);
@@ -161,6 +310,18 @@ fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
         let mut stmts = std::mem::take(&mut body.stmts);
         crate::il::rewrite_stmt_lists(&mut stmts, &mut |list| {
             let old = std::mem::take(list);
+            // `Vec b = a, c = a;`: one declaration per declarator, in
+            // order, where one of them is split.
+            let old: Vec<Stmt> = old
+                .into_iter()
+                .flat_map(|st| {
+                    if splits(&st) {
+                        one_declarator_each(&st)
+                    } else {
+                        vec![st]
+                    }
+                })
+                .collect();
             for st in old {
                 let Some(mut copies) = member_copies(program, &st) else {
                     list.push(st);
@@ -214,6 +375,46 @@ fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
         proc.stmt_count = next;
     }
     Cow::Owned(out)
+}
+
+/// A declaration of several declarators as one declaration each, in
+/// order, the comments before the first and after the last; any other
+/// statement alone.
+fn one_declarator_each(st: &Stmt) -> Vec<Stmt> {
+    let StmtKind::Decl {
+        base,
+        storage,
+        vars,
+    } = &st.kind
+    else {
+        return vec![st.clone()];
+    };
+    if vars.len() < 2 {
+        return vec![st.clone()];
+    }
+    let n = vars.len();
+    vars.iter()
+        .enumerate()
+        .map(|(k, d)| {
+            let mut comments = Comments::default();
+            if k == 0 {
+                comments.leading = st.comments.leading.clone();
+            }
+            if k + 1 == n {
+                comments.trailing = st.comments.trailing.clone();
+            }
+            Stmt {
+                id: StmtId(0),
+                kind: StmtKind::Decl {
+                    base: base.clone(),
+                    storage: *storage,
+                    vars: vec![d.clone()],
+                },
+                span: st.span,
+                comments,
+            }
+        })
+        .collect()
 }
 
 /// The member-by-member assignments that replace statement `st`, when it

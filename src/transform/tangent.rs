@@ -193,6 +193,28 @@ pub(crate) fn refuse_overlapping_calls(
                     ),
                 ));
             }
+            // Adjoint: two pointers that each designate one and the same
+            // variable that is not an array (`double *p = &t, *q = &t;
+            // cp(p, q)`): the same address, though spelled apart, which
+            // `specialize/alias` cannot see.
+            if same_base
+                && a.is_active_call(p, stmt.id)
+                && let Some((i, j)) = same_single_place(a, site, &mentioned, &writes_through)
+            {
+                return Err(Diagnostic::error(
+                    stmt.span,
+                    format!(
+                        "arguments {} and {} of '{}' designate the same variable through different \
+                         pointers; this call is active, and the adjoint of '{}' was built as if \
+                         they did not overlap (pass the same pointer twice, which aioli merges, \
+                         or copy one first)",
+                        i + 1,
+                        j + 1,
+                        program.proc(callee).name,
+                        program.proc(callee).name
+                    ),
+                ));
+            }
             // The formal whose pointee is `t`, if one is.
             let formal_of = |t: crate::analysis::locs::Obj| {
                 program.proc(callee).params.iter().position(|&formal| {
@@ -225,6 +247,43 @@ pub(crate) fn refuse_overlapping_calls(
         }
     }
     Ok(())
+}
+
+/// Two pointer arguments of a call, both `mentioned` by the callee and
+/// one of them `written` through, that each designate exactly one place,
+/// the same, of a variable that is not an array (nor inside one).
+fn same_single_place(
+    a: &Analysis<'_>,
+    site: &crate::analysis::facts::CallSite,
+    mentioned: &dyn Fn(usize) -> bool,
+    written: &dyn Fn(usize) -> bool,
+) -> Option<(usize, usize)> {
+    let single = |k: usize| match site.arg_places.get(k).map(Vec::as_slice) {
+        Some(&[place]) => {
+            let (o, _) = a.locs.place(place)?;
+            let whole_scalar = matches!(a.locs.object(o).kind, ObjKind::Var(_))
+                && a.locs
+                    .place_zones(place)
+                    .iter()
+                    .all(|&z| !a.locs.zone(z).atom);
+            whole_scalar.then_some(place)
+        }
+        _ => None,
+    };
+    let n = site.arg_places.len();
+    for i in 0..n {
+        for j in i + 1..n {
+            if let (Some(x), Some(y)) = (single(i), single(j))
+                && x == y
+                && mentioned(i)
+                && mentioned(j)
+                && (written(i) || written(j))
+            {
+                return Some((i, j));
+            }
+        }
+    }
+    None
 }
 
 /// Does `callee`'s body mention its formal at position `k` (true for a
