@@ -1414,6 +1414,38 @@ void f(const double *x, double *r)\n{\n    double t = x[0] * x[0];\n    double *
     assert!(out.contains("(void)s;"), "{out}");
 }
 
+/// `specialize/alias`: one address spelled two ways (`A[0]` and
+/// `&A[0][0]`), and a merged struct pointer whose members the copy passes
+/// on (`vsq(v, v)` calling `sq(o->data, i->data, n)`, which in the copy
+/// reads `o->data` twice), are merged too; the dot-product test passes.
+#[test]
+fn one_address_spelled_two_ways_is_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, src) in [
+        (
+            "rows.c",
+            "// aioli: head='f(x)/(x)' domain='n=4 x[n]=[0.5,1.5]'\n\
+static void sq(double *dst, const double *src, int n)\n{\n    for (int j = 0; j < n; j++)\n        dst[j] = src[j] * src[j];\n}\n\
+void f(double *x, int n)\n{\n    double A[2][4];\n    for (int j = 0; j < n; j++)\n        A[0][j] = x[j];\n    sq(A[0], &A[0][0], n);\n    for (int j = 0; j < n; j++)\n        x[j] = A[0][j];\n}\n",
+        ),
+        (
+            "members.c",
+            "// aioli: head='f(v)/(v)' domain='v.n=3 v.data[3]=[0.5,1.5]'\n\
+typedef struct {\n    int n;\n    double *data;\n} Vec;\n\
+static void sq(double *o, const double *i, int n)\n{\n    for (int k = 0; k < n; k++)\n        o[k] = i[k] * i[k];\n}\n\
+static void vsq(Vec *o, const Vec *i)\n{\n    sq(o->data, i->data, o->n);\n}\n\
+void f(Vec *v)\n{\n    vsq(v, v);\n}\n",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, src).unwrap();
+        let g = generate(&path, false).unwrap();
+        assert!(g.text.contains("(void)"), "{}", g.text);
+        let outcome = check(&path, dir.path(), AdjointCheckOptions::default()).unwrap();
+        assert!(outcome.passed, "{}\n{outcome}", g.text);
+    }
+}
+
 /// `warn/alias` through struct members: one array reached through two
 /// pointer members (`j.in = j.out = x; run(&j)`), or through two members
 /// passed as arguments, written by the callee, is refused in adjoint mode

@@ -541,6 +541,20 @@ double f(int n, const double *x)\n{\n    Vec w = vec_ones(n);\n    double s = 0.
     ] {
         assert!(out.contains(line), "{line} in {out}");
     }
+    // Pointers reached through members and local pointers get derivative
+    // pointers (`tangent/names`).
+    let g = generate(&dir.join("pointer_members.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    for line in [
+        "Vec_d *v;",
+        "hd.v = &ad;",
+        "md.rows = tabd;",
+        "tabd[i] = &xd[i * n];",
+        "Vec_d *pbd = &bd;",
+        "pbd->data = md.rows[n - 1];",
+    ] {
+        assert!(code.contains(line), "{line} in {code}");
+    }
 }
 
 #[test]

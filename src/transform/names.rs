@@ -83,42 +83,6 @@ impl DiffSets {
                 d.results.insert(h.proc);
             }
         }
-        // A struct variable with a pointer member that may point to diff
-        // memory (`v.data = buf` with buf active) needs a derivative whose
-        // member follows it, even where nothing here dereferences the
-        // member (a callee does, through `&v`).
-        for &p in procs {
-            let Some(f) = a.facts.get(&p) else { continue };
-            for (z, place) in f.pts_before.iter().flatten().chain(f.exit_pts.iter()) {
-                let info = a.locs.zone(*z);
-                if info.path.is_empty()
-                    || !a
-                        .locs
-                        .place_zones(*place)
-                        .iter()
-                        .any(|t| a.diff_zones.contains(t))
-                {
-                    continue;
-                }
-                match &a.locs.object(info.obj).kind {
-                    ObjKind::Var(sym) => {
-                        d.syms.insert(*sym);
-                        mark_path(program, &program.sym(*sym).ty, &info.path, &mut d.fields);
-                    }
-                    // A heap array of such structs (`r[0].src = &x[1]`
-                    // with `r` from malloc): the pointers it is stored
-                    // into get derivative pointers to a `T_d` buffer.
-                    ObjKind::Heap { proc, stmt, .. } => {
-                        let (elem, target) = alloc_elem(program, *proc, *stmt);
-                        d.syms.extend(target);
-                        if let Some(elem) = elem {
-                            mark_path(program, &elem, &info.path, &mut d.fields);
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
         // Pointers that designate diff memory, and what their values come
         // from, need derivatives too: iterate over pointer assignments.
         loop {
@@ -128,7 +92,9 @@ impl DiffSets {
                 d.frees.len(),
                 d.sets_globals.len(),
                 d.stores_pointers.len(),
+                d.fields.len(),
             );
+            mark_struct_pointer_members(a, procs, &mut d);
             for &p in procs {
                 let Some(body) = &program.proc(p).body else {
                     continue;
@@ -154,7 +120,7 @@ impl DiffSets {
                                     })
                             };
                             if reaches_diff(b) || reaches_derivative_pointer() {
-                                address_roots(b, &mut d.syms);
+                                address_roots(b, &mut d.syms, &mut d.fields);
                             }
                         });
                     }
@@ -329,6 +295,7 @@ impl DiffSets {
                 d.frees.len(),
                 d.sets_globals.len(),
                 d.stores_pointers.len(),
+                d.fields.len(),
             ) == before
             {
                 break;
@@ -461,6 +428,47 @@ fn mark_path(
             return;
         };
         ty = f.ty.ty.clone();
+    }
+}
+
+/// A struct variable with a pointer member that may point to diff memory
+/// (`v.data = buf` with buf active), or to a pointer with a derivative
+/// pointer (`h.v = &a` with `a.data` one), needs a derivative whose member
+/// follows it, even where nothing here dereferences the member (a callee
+/// does, through `&v`).
+fn mark_struct_pointer_members(a: &Analysis<'_>, procs: &[ProcId], d: &mut DiffSets) {
+    let program = a.program;
+    for &p in procs {
+        let Some(f) = a.facts.get(&p) else { continue };
+        for (z, place) in f.pts_before.iter().flatten().chain(f.exit_pts.iter()) {
+            let info = a.locs.zone(*z);
+            if info.path.is_empty()
+                || !a
+                    .locs
+                    .place_zones(*place)
+                    .iter()
+                    .any(|&t| a.diff_zones.contains(&t) || has_derivative_pointer(a, d, t))
+            {
+                continue;
+            }
+            match &a.locs.object(info.obj).kind {
+                ObjKind::Var(sym) => {
+                    d.syms.insert(*sym);
+                    mark_path(program, &program.sym(*sym).ty, &info.path, &mut d.fields);
+                }
+                // A heap array of such structs (`r[0].src = &x[1]` with `r`
+                // from malloc): the pointers it is stored into get
+                // derivative pointers to a `T_d` buffer.
+                ObjKind::Heap { proc, stmt, .. } => {
+                    let (elem, target) = alloc_elem(program, *proc, *stmt);
+                    d.syms.extend(target);
+                    if let Some(elem) = elem {
+                        mark_path(program, &elem, &info.path, &mut d.fields);
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 }
 
@@ -639,12 +647,28 @@ fn only_compared(program: &Program, proc: ProcId, k: usize) -> bool {
 }
 
 /// The variables a reference goes through, pointer arithmetic included
-/// (`*(q + 1)` → q; `*(c ? a : b)` → a and b).
-fn address_roots(e: &Expr, out: &mut HashSet<SymId>) {
+/// (`*(q + 1)` → q; `*(c ? a : b)` → a and b), and the struct members it
+/// goes through (`a.rows[i][0]`: `rows` holds the address, so it needs a
+/// derivative pointer).
+fn address_roots(e: &Expr, out: &mut HashSet<SymId>, fields: &mut HashSet<(StructId, usize)>) {
     match &e.kind {
-        ExprKind::Deref(p) => pointer_roots(p, out),
-        ExprKind::Index { base, .. } | ExprKind::Field { base, .. } => address_roots(base, out),
+        ExprKind::Deref(p) => {
+            member_of(p, fields);
+            pointer_roots(p, out)
+        }
+        ExprKind::Index { base, .. } => {
+            member_of(base, fields);
+            address_roots(base, out, fields)
+        }
+        ExprKind::Field { base, .. } => address_roots(base, out, fields),
         _ => out.extend(root_sym(e)),
+    }
+}
+
+/// Marks the member `e` reads, if it is one (`a.rows`, `p->data`).
+fn member_of(e: &Expr, fields: &mut HashSet<(StructId, usize)>) {
+    if let ExprKind::Field { strukt, field, .. } = &e.kind {
+        fields.insert((*strukt, *field));
     }
 }
 

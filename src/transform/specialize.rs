@@ -413,7 +413,7 @@ fn mergeable_groups(program: &Program, s: &Stmt, callee: ProcId) -> Vec<Vec<usiz
         return Vec::new();
     };
     let same_address = |i: usize, j: usize| {
-        crate::il::validate::same_expr(&args[i], &args[j])
+        crate::il::validate::same_expr(&address_shape(&args[i]), &address_shape(&args[j]))
             || super::tangent::overlapping_arguments(s, false).contains(&(i.min(j), i.max(j), true))
     };
     let moved = super::names::address_taken(&body.stmts);
@@ -457,6 +457,36 @@ fn mergeable_groups(program: &Program, s: &Stmt, callee: ProcId) -> Vec<Vec<usiz
         }
     }
     groups
+}
+
+/// An address with its types erased (a merged `const` formal leaves its
+/// own types on the nodes above it: `i->data` read as `o->data`), and
+/// `&e[0]` written `e` (`&y[0]` is `y`, `&A[0][0]` is `A[0]`).
+fn address_shape(e: &Expr) -> Expr {
+    let mut e = e.clone();
+    loop {
+        let first_element = match &e.kind {
+            ExprKind::AddrOf(r) => match &r.kind {
+                ExprKind::Index { base, index }
+                    if matches!(index.kind, ExprKind::IntConst { value: 0, .. }) =>
+                {
+                    Some((**base).clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match first_element {
+            Some(base) => e = base,
+            None => break,
+        }
+    }
+    fn erase(e: &mut Expr) {
+        e.ty = crate::il::QualType::void();
+        crate::il::children_mut(e, &mut erase);
+    }
+    erase(&mut e);
+    e
 }
 
 /// In copy `c`, each group's formals become its first formal through
