@@ -1446,6 +1446,69 @@ void f(Vec *v)\n{\n    vsq(v, v);\n}\n",
     }
 }
 
+/// `eff/alloc`: the forward sweep that reallocates a block computes its
+/// size (`m = 2 * n` was dropped, and the block allocated empty); a local
+/// only ever set in a sweep (an adjoint cursor the backward sweep pops and
+/// never follows) keeps its pops and loses its values and its
+/// declaration; `--split` leaves out the head pair when a pointer to a
+/// local's own storage (`pu = &u`) would be restored in the other frame.
+#[test]
+fn allocation_sizes_cursors_and_local_addresses_across_frames() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint");
+    let g = generate(&dir.join("linked_nodes.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    assert!(code.contains("m = 2 * n;"), "{code}");
+    let tmp = tempfile::tempdir().unwrap();
+    let tree = tmp.path().join("tree.c");
+    std::fs::write(
+        &tree,
+        "// aioli: head='f(r)/(x)' domain='n=5 x[n]=[0.5,1.5] r[1]=[0,0]'\n\
+#include <stdlib.h>\n\
+typedef struct T {\n    double key;\n    struct T *l, *r;\n} T;\n\
+static double walk(const T *t, double w)\n{\n    if (!t)\n        return 0.0;\n    return walk(t->l, w * 0.5) + w * t->key + walk(t->r, w * 2.0);\n}\n\
+void f(int n, const double *x, double *r)\n{\n    T *root = NULL;\n    T *pool = (T *)calloc(n, sizeof(T));\n\
+    for (int i = 0; i < n; i++) {\n        T *nd = &pool[i];\n        nd->key = x[i] * x[i];\n\
+        if (!root) {\n            root = nd;\n            continue;\n        }\n        T *cur = root;\n\
+        for (;;) {\n            if (nd->key < cur->key) {\n                if (!cur->l) {\n                    cur->l = nd;\n                    break;\n                }\n                cur = cur->l;\n\
+            } else {\n                if (!cur->r) {\n                    cur->r = nd;\n                    break;\n                }\n                cur = cur->r;\n            }\n        }\n    }\n\
+    *r = walk(root, 1.0);\n    free(pool);\n}\n",
+    )
+    .unwrap();
+    let split = generate_with(
+        &tree,
+        &AdjointOptions {
+            split: true,
+            ..AdjointOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(split.text.contains("void f_bwd("), "{}", split.text);
+    let start = split.text.find("void f_bwd(").unwrap();
+    let bwd = &split.text[start..start + split.text[start..].find("\n}\n").unwrap()];
+    assert!(!bwd.contains("T_b *curb"), "{bwd}");
+    assert!(bwd.contains("        aioli_pop_pointer();"), "{bwd}");
+    let frames = tmp.path().join("frames.c");
+    std::fs::write(
+        &frames,
+        "// aioli: head='f(y)/(x)' domain='n=3 x[n]=[0.5,1.5] y[n]=[0,0]'\n\
+#include <math.h>\n#include <stdlib.h>\n\
+void f(int n, const double *x, double *y)\n{\n    double *u = (double *)malloc(n * sizeof(double));\n    double **pu = &u;\n\
+    for (int i = 0; i < n; i++)\n        u[i] = x[i];\n    for (int i = 0; i < n; i++)\n        (*pu)[i] = sin((*pu)[i]);\n\
+    for (int i = 0; i < n; i++)\n        y[i] = u[i];\n    free(u);\n}\n",
+    )
+    .unwrap();
+    let split = generate_with(
+        &frames,
+        &AdjointOptions {
+            split: true,
+            ..AdjointOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(!split.text.contains("void f_fwd("), "{}", split.text);
+    assert!(split.text.contains("void f_b("), "{}", split.text);
+}
+
 /// `warn/alias` through struct members: one array reached through two
 /// pointer members (`j.in = j.out = x; run(&j)`), or through two members
 /// passed as arguments, written by the callee, is refused in adjoint mode

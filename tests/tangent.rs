@@ -555,6 +555,17 @@ double f(int n, const double *x)\n{\n    Vec w = vec_ones(n);\n    double s = 0.
     ] {
         assert!(code.contains(line), "{line} in {code}");
     }
+    // Cursors and copies of pointers into a heap pool of nodes.
+    let g = generate(&dir.join("linked_nodes.c"), false).unwrap();
+    let code = common::code_without_comments(&g.text);
+    for line in [
+        "Node_d *curd = headd;",
+        "curd->next = ndd;",
+        "Node_d *td = headd;",
+        "td->next = &poold[2];",
+    ] {
+        assert!(code.contains(line), "{line} in {code}");
+    }
 }
 
 #[test]

@@ -1581,6 +1581,10 @@ impl EffectBuilder<'_, '_> {
                     acc.reads.extend(t.address_reads.iter().copied());
                     for &w in &t.zones {
                         acc.write(w, t.must, false);
+                        // A needed pointer needs the size of its block.
+                        for &u in reads.iter().chain(&t.address_reads) {
+                            acc.dep.push((u, w));
+                        }
                     }
                     if *zeroed && let Some(h) = self.locs.of_heap(self.proc, s.id) {
                         for w in self.locs.object_zones(h).collect::<Vec<_>>() {

@@ -2269,6 +2269,53 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             };
             return Err((ApplyError::new(message), self.program.sym(s).span));
         }
+        // A pointer set to a local's address (`double **pu = &u;`, or its
+        // adjoint `pub = &ub`) and saved for the backward sweep: restored
+        // there, it would point into the forward sweep's dead frame.
+        let mut holds_local: HashMap<SymId, SymId> = HashMap::new();
+        crate::il::visit_stmts(fwd, &mut |st| {
+            if let StmtKind::Assign { lhs, rhs, .. } = &st.kind
+                && let ExprKind::Var(p) = lhs.kind
+                && let ExprKind::AddrOf(r) = &strip_casts(rhs).kind
+                && let Some(l) = own_storage_root(&self.out, r)
+            {
+                let sym = &self.out.symbols[l.index()];
+                if matches!(sym.kind, SymKind::Local | SymKind::Temp)
+                    && sym.storage != crate::il::Storage::Static
+                {
+                    holds_local.insert(p, l);
+                }
+            }
+        });
+        let push = self.runtime["aioli_push_pointer"];
+        let mut saved_local = None;
+        crate::il::visit_stmts(fwd, &mut |st| {
+            if let StmtKind::Call { callee, args, .. } = &st.kind
+                && *callee == push
+                && let Some(ExprKind::Var(p)) = args.first().map(|a| &strip_casts(a).kind)
+                && let Some(&l) = holds_local.get(p)
+            {
+                saved_local.get_or_insert(l);
+            }
+        });
+        if let Some(l) = saved_local {
+            let name = &self.program.proc(self.proc).name;
+            let local = &self.out.symbols[l.index()].name;
+            let message = if self
+                .aprocs
+                .get(&self.proc)
+                .is_some_and(|a| a.joint.is_some())
+            {
+                format!(
+                    "the address of the local '{local}' would be kept from '{name}_fwd' to '{name}_bwd', which run in two frames; to get the pair, keep no address of a local variable in a pointer the derivatives read"
+                )
+            } else {
+                format!(
+                    "the adjoint mode does not handle yet, in '{name}', which a split call reaches, the address of the local '{local}' kept from its forward sweep to its backward sweep (they run in two frames); keep no address of a local variable in a pointer the derivatives read, or checkpoint the calls of '{name}' (remove `--split` or `$AD NOCHECKPOINT`)"
+                )
+            };
+            return Err((ApplyError::new(message), self.out.symbols[l.index()].span));
+        }
         Ok(())
     }
 
@@ -3798,6 +3845,21 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         drop_empty_branches(&mut all);
         super::share::share_calls(&mut all, self);
         let mut body = all;
+        // A local only ever set (an adjoint cursor the backward sweep pops
+        // and never follows): its pops stay, for the stack, its values go,
+        // and so does the variable (C warns about one set but not used).
+        let mut read: HashSet<SymId> = HashSet::new();
+        collect_read(&body, &mut read);
+        let only_set: HashSet<SymId> = self
+            .hoisted
+            .iter()
+            .copied()
+            .chain(self.locals.iter().map(|(s, _)| *s))
+            .filter(|s| !read.contains(s))
+            .collect();
+        if !only_set.is_empty() {
+            forget_values(&mut body, &only_set);
+        }
         let mut used: HashSet<SymId> = HashSet::new();
         collect_used(&body, &mut used);
         let mut read: HashSet<SymId> = HashSet::new();
@@ -4970,6 +5032,25 @@ fn collect_used(stmts: &[Stmt], used: &mut HashSet<SymId>) {
 
 /// The variables `stmts` read: every one they mention, but where it is
 /// only the whole target of an assignment.
+/// Drops the assignments to the variables of `vars` and the results of
+/// the calls stored in them (the calls stay: a pop keeps the stack
+/// balanced).
+fn forget_values(stmts: &mut Vec<Stmt>, vars: &HashSet<SymId>) {
+    crate::il::rewrite_stmt_lists(stmts, &mut |list| {
+        list.retain(|st| {
+            !matches!(&st.kind, StmtKind::Assign { lhs, .. }
+                if matches!(lhs.kind, ExprKind::Var(v) if vars.contains(&v)))
+        });
+        for st in list.iter_mut() {
+            if let StmtKind::Call { result, .. } = &mut st.kind
+                && matches!(result.as_ref().map(|r| &r.kind), Some(ExprKind::Var(v)) if vars.contains(v))
+            {
+                *result = None;
+            }
+        }
+    });
+}
+
 fn collect_read(stmts: &[Stmt], read: &mut HashSet<SymId>) {
     crate::il::visit_stmts(stmts, &mut |s| {
         for e in super::names::stmt_exprs(s) {
@@ -6822,5 +6903,29 @@ fn zero_fill(
         }
     } else {
         out.push((path.clone(), None));
+    }
+}
+
+/// `e` without the casts around it (`(void *)pu` is `pu`).
+fn strip_casts(mut e: &Expr) -> &Expr {
+    while let ExprKind::Cast { arg, .. } = &e.kind {
+        e = arg;
+    }
+    e
+}
+
+/// The variable whose own storage reference `r` designates (`u`, `s.f`,
+/// `a[i]` with `a` an array), not memory reached through a pointer
+/// (`p[i]`, `*p`, `p->f`).
+fn own_storage_root(program: &Program, r: &Expr) -> Option<SymId> {
+    match &r.kind {
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Field { base, .. } => own_storage_root(program, base),
+        ExprKind::Index { base, .. }
+            if matches!(program.resolve(&base.ty.ty), Type::Array { .. }) =>
+        {
+            own_storage_root(program, base)
+        }
+        _ => None,
     }
 }

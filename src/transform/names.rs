@@ -479,14 +479,27 @@ fn has_derivative_pointer(a: &Analysis<'_>, d: &DiffSets, z: Zone) -> bool {
     if !info.pointer {
         return false;
     }
-    let ObjKind::Var(sym) = a.locs.object(info.obj).kind else {
+    let program = a.program;
+    // The type the zone's path starts from, where the memory holding it
+    // has derivative memory: a variable with a derivative, a heap block
+    // allocated into a pointer with one, a formal's target whose pointer
+    // has one.
+    let root = match &a.locs.object(info.obj).kind {
+        ObjKind::Var(sym) => d.syms.contains(sym).then(|| program.sym(*sym).ty.clone()),
+        ObjKind::Heap { proc, stmt, .. } => match alloc_elem(program, *proc, *stmt) {
+            (Some(elem), Some(target)) if d.syms.contains(&target) => Some(elem),
+            _ => None,
+        },
+        ObjKind::Target { pointer, .. } => match a.locs.object(a.locs.zone(*pointer).obj).kind {
+            ObjKind::Var(ps) if d.syms.contains(&ps) => pointee(program, &a.locs.zone(*pointer).ty),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(root) = root else {
         return false;
     };
-    if !d.syms.contains(&sym) {
-        return false;
-    }
-    let program = a.program;
-    let mut ty = program.sym(sym).ty.ty.clone();
+    let mut ty = root.ty;
     for &i in &info.path {
         while let Type::Array { elem, .. } = program.resolve(&ty).clone() {
             ty = elem.ty;
