@@ -94,7 +94,69 @@ pub(crate) fn lower_struct_conditionals(program: &Program) -> Cow<'_, Program> {
             .any(|d| matches!(&d.init, Some(Init::Expr(e)) if chosen(e))),
         _ => false,
     };
-    let todo = procs_with(program, lowers);
+    rewrite_statements(program, lowers, |st, list, scope| match &st.kind {
+        StmtKind::Assign { lhs, rhs, .. } => {
+            let mut chosen_copy = choose(lhs, rhs, st.span, scope);
+            chosen_copy.comments = st.comments.clone();
+            list.push(chosen_copy);
+        }
+        StmtKind::Decl {
+            base,
+            storage,
+            vars,
+        } => {
+            let mut decl = Stmt {
+                id: StmtId(0),
+                kind: StmtKind::Decl {
+                    base: base.clone(),
+                    storage: *storage,
+                    vars: vars
+                        .iter()
+                        .map(|d| Declarator {
+                            sym: d.sym,
+                            init: match &d.init {
+                                Some(Init::Expr(e)) if chosen(e) => None,
+                                other => other.clone(),
+                            },
+                        })
+                        .collect(),
+                },
+                span: st.span,
+                comments: st.comments.clone(),
+            };
+            decl.comments.trailing = None;
+            list.push(decl);
+            let mut ifs = Vec::new();
+            for d in vars {
+                if let Some(Init::Expr(e)) = &d.init
+                    && chosen(e)
+                {
+                    let var =
+                        Expr::new(ExprKind::Var(d.sym), program.sym(d.sym).ty.clone(), st.span);
+                    ifs.push(choose(&var, e, st.span, scope));
+                }
+            }
+            if let Some(last) = ifs.last_mut() {
+                last.comments.trailing = st.comments.trailing.clone();
+            }
+            list.extend(ifs);
+        }
+        _ => list.push(st),
+    })
+}
+
+/// `program` with each statement for which `matches` holds replaced by
+/// what `rewrite` pushes for it (given the statement, the list being
+/// rebuilt and the procedure body's scope), in every statement list of
+/// the procedures that have one; those procedures' statements are
+/// renumbered, the others keep their ids, and a program without such a
+/// statement is borrowed unchanged.
+fn rewrite_statements<'p>(
+    program: &'p Program,
+    matches: impl Fn(&Stmt) -> bool,
+    mut rewrite: impl FnMut(Stmt, &mut Vec<Stmt>, ScopeId),
+) -> Cow<'p, Program> {
+    let todo = procs_with(program, &matches);
     if todo.is_empty() {
         return Cow::Borrowed(program);
     }
@@ -106,63 +168,11 @@ pub(crate) fn lower_struct_conditionals(program: &Program) -> Cow<'_, Program> {
         };
         let scope = body.scope;
         crate::il::rewrite_stmt_lists(&mut body.stmts, &mut |list| {
-            let old = std::mem::take(list);
-            for st in old {
-                if !lowers(&st) {
+            for st in std::mem::take(list) {
+                if matches(&st) {
+                    rewrite(st, list, scope);
+                } else {
                     list.push(st);
-                    continue;
-                }
-                match &st.kind {
-                    StmtKind::Assign { lhs, rhs, .. } => {
-                        let mut chosen_copy = choose(lhs, rhs, st.span, scope);
-                        chosen_copy.comments = st.comments.clone();
-                        list.push(chosen_copy);
-                    }
-                    StmtKind::Decl {
-                        base,
-                        storage,
-                        vars,
-                    } => {
-                        let mut decl = Stmt {
-                            id: StmtId(0),
-                            kind: StmtKind::Decl {
-                                base: base.clone(),
-                                storage: *storage,
-                                vars: vars
-                                    .iter()
-                                    .map(|d| Declarator {
-                                        sym: d.sym,
-                                        init: match &d.init {
-                                            Some(Init::Expr(e)) if chosen(e) => None,
-                                            other => other.clone(),
-                                        },
-                                    })
-                                    .collect(),
-                            },
-                            span: st.span,
-                            comments: st.comments.clone(),
-                        };
-                        decl.comments.trailing = None;
-                        list.push(decl);
-                        let mut ifs = Vec::new();
-                        for d in vars {
-                            if let Some(Init::Expr(e)) = &d.init
-                                && chosen(e)
-                            {
-                                let var = Expr::new(
-                                    ExprKind::Var(d.sym),
-                                    program.sym(d.sym).ty.clone(),
-                                    st.span,
-                                );
-                                ifs.push(choose(&var, e, st.span, scope));
-                            }
-                        }
-                        if let Some(last) = ifs.last_mut() {
-                            last.comments.trailing = st.comments.trailing.clone();
-                        }
-                        list.extend(ifs);
-                    }
-                    _ => list.push(st),
                 }
             }
         });
@@ -221,70 +231,42 @@ fn split_address_lists(program: &Program) -> Cow<'_, Program> {
         matches!(&st.kind, StmtKind::Decl { storage: Storage::Auto, vars, .. }
             if vars.iter().any(|d| d.init.as_ref().is_some_and(holds_address)))
     };
-    let todo = procs_with(program, splits);
-    if todo.is_empty() {
-        return Cow::Borrowed(program);
-    }
-    let mut out = program.clone();
-    for p in todo {
-        let Some(body) = &mut out.procs[p.index()].body else {
-            continue;
+    rewrite_statements(program, splits, |st, list, _| {
+        let StmtKind::Decl { base, vars, .. } = &st.kind else {
+            unreachable!("splits matched a declaration")
         };
-        let mut stmts = std::mem::take(&mut body.stmts);
-        crate::il::rewrite_stmt_lists(&mut stmts, &mut |list| {
-            let old = std::mem::take(list);
-            for st in old {
-                if !splits(&st) {
-                    list.push(st);
-                    continue;
-                }
-                let StmtKind::Decl { base, vars, .. } = &st.kind else {
-                    unreachable!("splits matched a declaration")
-                };
-                let mut comments = Some(st.comments.clone());
-                for d in vars {
-                    let address_list = d.init.as_ref().is_some_and(holds_address);
-                    let mut decl = Stmt {
-                        id: StmtId(0),
-                        kind: StmtKind::Decl {
-                            base: base.clone(),
-                            storage: Storage::Auto,
-                            vars: vec![Declarator {
-                                sym: d.sym,
-                                init: if address_list { None } else { d.init.clone() },
-                            }],
-                        },
-                        span: st.span,
-                        comments: comments.take().unwrap_or_default(),
-                    };
-                    if !address_list {
-                        list.push(decl);
-                        continue;
-                    }
-                    decl.comments.trailing = None;
-                    list.push(decl);
-                    let init = d.init.as_ref().expect("an address list");
-                    let var =
-                        Expr::new(ExprKind::Var(d.sym), program.sym(d.sym).ty.clone(), st.span);
-                    let assignments =
-                        super::adjoint::scalar_assignments(program, &var, init, st.span)
-                            .expect("a declaration's list fits its variable");
-                    list.extend(assignments);
-                    if let Some(last) = list.last_mut() {
-                        last.comments.trailing = st.comments.trailing.clone();
-                    }
-                }
+        let mut comments = Some(st.comments.clone());
+        for d in vars {
+            let address_list = d.init.as_ref().is_some_and(holds_address);
+            let mut decl = Stmt {
+                id: StmtId(0),
+                kind: StmtKind::Decl {
+                    base: base.clone(),
+                    storage: Storage::Auto,
+                    vars: vec![Declarator {
+                        sym: d.sym,
+                        init: if address_list { None } else { d.init.clone() },
+                    }],
+                },
+                span: st.span,
+                comments: comments.take().unwrap_or_default(),
+            };
+            if !address_list {
+                list.push(decl);
+                continue;
             }
-        });
-        let mut next = 0;
-        super::tangent::renumber(&mut stmts, &mut next);
-        let proc = &mut out.procs[p.index()];
-        if let Some(body) = &mut proc.body {
-            body.stmts = stmts;
+            decl.comments.trailing = None;
+            list.push(decl);
+            let init = d.init.as_ref().expect("an address list");
+            let var = Expr::new(ExprKind::Var(d.sym), program.sym(d.sym).ty.clone(), st.span);
+            let assignments = super::adjoint::scalar_assignments(program, &var, init, st.span)
+                .expect("a declaration's list fits its variable");
+            list.extend(assignments);
+            if let Some(last) = list.last_mut() {
+                last.comments.trailing = st.comments.trailing.clone();
+            }
         }
-        proc.stmt_count = next;
-    }
-    Cow::Owned(out)
+    })
 }
 
 /// `adjoint/copy-addresses`: a whole struct value holding a pointer to
@@ -298,83 +280,52 @@ pub(crate) fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
             .iter()
             .any(|single| member_copies(program, single).is_some())
     };
-    let todo = procs_with(program, splits);
-    if todo.is_empty() {
-        return Cow::Borrowed(program);
-    }
-    let mut out = program.clone();
-    for p in todo {
-        let Some(body) = &mut out.procs[p.index()].body else {
-            continue;
-        };
-        let mut stmts = std::mem::take(&mut body.stmts);
-        crate::il::rewrite_stmt_lists(&mut stmts, &mut |list| {
-            let old = std::mem::take(list);
-            // `Vec b = a, c = a;`: one declaration per declarator, in
-            // order, where one of them is split.
-            let old: Vec<Stmt> = old
-                .into_iter()
-                .flat_map(|st| {
-                    if splits(&st) {
-                        one_declarator_each(&st)
-                    } else {
-                        vec![st]
-                    }
-                })
-                .collect();
-            for st in old {
-                let Some(mut copies) = member_copies(program, &st) else {
-                    list.push(st);
-                    continue;
+    // `Vec b = a, c = a;`: one declaration per declarator, in order.
+    rewrite_statements(program, splits, |st, list, _| {
+        for st in one_declarator_each(&st) {
+            let Some(mut copies) = member_copies(program, &st) else {
+                list.push(st);
+                continue;
+            };
+            let trailing = st.comments.trailing.clone();
+            let mut comments = Some(st.comments.clone());
+            if let StmtKind::Decl {
+                base,
+                storage,
+                vars,
+            } = &st.kind
+            {
+                let mut decl = Stmt {
+                    id: StmtId(0),
+                    kind: StmtKind::Decl {
+                        base: base.clone(),
+                        storage: *storage,
+                        vars: vars
+                            .iter()
+                            .map(|d| Declarator {
+                                sym: d.sym,
+                                init: None,
+                            })
+                            .collect(),
+                    },
+                    span: st.span,
+                    comments: comments.take().unwrap_or_default(),
                 };
-                let trailing = st.comments.trailing.clone();
-                let mut comments = Some(st.comments.clone());
-                if let StmtKind::Decl {
-                    base,
-                    storage,
-                    vars,
-                } = &st.kind
-                {
-                    let mut decl = Stmt {
-                        id: StmtId(0),
-                        kind: StmtKind::Decl {
-                            base: base.clone(),
-                            storage: *storage,
-                            vars: vars
-                                .iter()
-                                .map(|d| Declarator {
-                                    sym: d.sym,
-                                    init: None,
-                                })
-                                .collect(),
-                        },
-                        span: st.span,
-                        comments: comments.take().unwrap_or_default(),
-                    };
-                    decl.comments.trailing = None;
-                    list.push(decl);
-                }
-                if let Some(first) = copies.first_mut()
-                    && let Some(c) = comments.take()
-                {
-                    first.comments = c;
-                    first.comments.trailing = None;
-                }
-                if let Some(last) = copies.last_mut() {
-                    last.comments.trailing = trailing;
-                }
-                list.extend(copies);
+                decl.comments.trailing = None;
+                list.push(decl);
             }
-        });
-        let mut next = 0;
-        super::tangent::renumber(&mut stmts, &mut next);
-        let proc = &mut out.procs[p.index()];
-        if let Some(body) = &mut proc.body {
-            body.stmts = stmts;
+            if let Some(first) = copies.first_mut()
+                && let Some(c) = comments.take()
+            {
+                first.comments = c;
+                first.comments.trailing = None;
+            }
+            if let Some(last) = copies.last_mut() {
+                last.comments.trailing = trailing;
+            }
+            list.extend(copies);
         }
-        proc.stmt_count = next;
-    }
-    Cow::Owned(out)
+    })
 }
 
 /// A declaration of several declarators as one declaration each, in
