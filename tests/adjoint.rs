@@ -1509,6 +1509,28 @@ void f(int n, const double *x, double *y)\n{\n    double *u = (double *)malloc(n
     assert!(split.text.contains("void f_b("), "{}", split.text);
 }
 
+/// `tangent/names`: a struct member holding a pointer to pointers
+/// (`P **pp`) through which active memory is reached is kept in the
+/// derivative struct (it was "the derivative struct has no field"), and
+/// the adjoint passes the dot-product test.
+#[test]
+fn a_pointer_to_pointers_member_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pp.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='f(y)/(x)' domain='x[2]=[0.5,1.5] y[1]=[0,0]'\n\
+typedef struct {\n    double u;\n} P;\ntypedef struct {\n    P **pp;\n    double w;\n} H;\n\
+void f(const double *x, double *y)\n{\n    P a;\n    P *arr[1];\n    H h;\n    a.u = x[0];\n    h.w = x[1];\n\
+    h.pp = arr;\n    h.pp[0] = &a;\n    *y = h.w * h.pp[0]->u;\n}\n",
+    )
+    .unwrap();
+    let g = generate(&path, false).unwrap();
+    assert!(g.text.contains("hb.pp = arrb;"), "{}", g.text);
+    let outcome = check(&path, dir.path(), AdjointCheckOptions::default()).unwrap();
+    assert!(outcome.passed, "{}\n{outcome}", g.text);
+}
+
 /// `warn/alias` through struct members: one array reached through two
 /// pointer members (`j.in = j.out = x; run(&j)`), or through two members
 /// passed as arguments, written by the callee, is refused in adjoint mode

@@ -1430,6 +1430,11 @@ double h(double u) {
                 "variable-length arrays are not supported",
                 "2:12",
             ),
+            (
+                "struct V { int n; double d[]; };\n",
+                "flexible array members are not supported ('d' has no length); make it a pointer member and allocate it on its own",
+                "1:26",
+            ),
             ("volatile int v;\n", "volatile is not supported", "1:1"),
             (
                 "double f(const double *a) {\n  int k = 0;\n  double z[2] = {a[k++], a[k]};\n  return z[0];\n}\n",

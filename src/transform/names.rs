@@ -678,10 +678,20 @@ fn address_roots(e: &Expr, out: &mut HashSet<SymId>, fields: &mut HashSet<(Struc
     }
 }
 
-/// Marks the member `e` reads, if it is one (`a.rows`, `p->data`).
+/// Marks the members an address `e` is read through (`a.rows`,
+/// `p->data`, `h.pp[0]`: `pp`).
 fn member_of(e: &Expr, fields: &mut HashSet<(StructId, usize)>) {
-    if let ExprKind::Field { strukt, field, .. } = &e.kind {
-        fields.insert((*strukt, *field));
+    match &e.kind {
+        ExprKind::Field {
+            base,
+            strukt,
+            field,
+        } => {
+            fields.insert((*strukt, *field));
+            member_of(base, fields);
+        }
+        ExprKind::Index { base, .. } | ExprKind::Cast { arg: base, .. } => member_of(base, fields),
+        _ => {}
     }
 }
 

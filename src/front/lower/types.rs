@@ -262,6 +262,18 @@ impl Lowerer<'_> {
                         return err(span, format!("field '{name}' has incomplete type"));
                     }
                     Type::Void => return err(span, format!("field '{name}' has type void")),
+                    // C99's flexible array member: its storage is what the
+                    // allocation adds past the struct, which no analysis
+                    // sizes.
+                    Type::Array { len: None, .. } => {
+                        return err(
+                            span,
+                            format!(
+                                "flexible array members are not supported ('{name}' has no length); \
+                                 make it a pointer member and allocate it on its own"
+                            ),
+                        );
+                    }
                     _ => {}
                 }
                 out.push(Field {
