@@ -239,6 +239,31 @@ fn warnings_fixture() {
     }
 }
 
+/// `warn/alias` compares what two arguments designate, not only which
+/// variable: two members of one struct (`kick(&p->x, &p->v)`) do not
+/// overlap; one array at two offsets still may.
+#[test]
+fn two_members_of_one_struct_are_not_an_overlap() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kick.c");
+    std::fs::write(
+        &path,
+        "typedef struct {\n    double x, v;\n} P;\n\
+static void kick(double *x, double *v)\n{\n    *v += 0.5 * *x;\n    *x += *v;\n}\n\
+static void shift(const double *a, double *b, int n)\n{\n    for (int i = 0; i < n; i++)\n        b[i] = a[i] * a[i];\n}\n\
+void f(P *p, double *y, int n)\n{\n    kick(&p->x, &p->v);\n    shift(y, y + 1, n - 1);\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args(["analyze", path.to_str().unwrap(), "--head", "f(p y)/(p y)"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("of 'kick' may designate"), "{stderr}");
+    assert!(stderr.contains("of 'shift' may designate"), "{stderr}");
+}
+
 /// `warn/uninit` leaves out the array members of a local struct, as it
 /// does local arrays: the loop filling one may run no iteration as far as
 /// the analysis knows (`a.v` was warned about at `return a`).

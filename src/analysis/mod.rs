@@ -1457,7 +1457,16 @@ impl<'a> Analysis<'a> {
                             continue;
                         }
                         let shared: Vec<u32> = objs(a).intersection(&objs(b)).copied().collect();
+                        // Two members of one struct (`kick(&p->x, &p->v)`)
+                        // share an object but no zone.
+                        let zones = |k: usize| -> std::collections::HashSet<Zone> {
+                            site.arg_places[k]
+                                .iter()
+                                .flat_map(|&pl| self.locs.place_zones(pl))
+                                .collect()
+                        };
                         if !shared.is_empty()
+                            && !zones(a).is_disjoint(&zones(b))
                             && (writes_target(a) || writes_target(b))
                             // `specialize/alias`: a formal the callee
                             // never mentions gives no access.
