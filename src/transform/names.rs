@@ -83,6 +83,25 @@ impl DiffSets {
                 d.results.insert(h.proc);
             }
         }
+        // The (member zone, destination) pairs of pointer members of
+        // struct variables and heap blocks, each once (the points repeat
+        // them).
+        let mut members: Vec<(Zone, crate::analysis::locs::Place)> = procs
+            .iter()
+            .filter_map(|p| a.facts.get(p))
+            .flat_map(|f| f.pts_before.iter().flatten().chain(f.exit_pts.iter()))
+            .filter(|(z, _)| {
+                let info = a.locs.zone(*z);
+                !info.path.is_empty()
+                    && matches!(
+                        a.locs.object(info.obj).kind,
+                        ObjKind::Var(_) | ObjKind::Heap { .. }
+                    )
+            })
+            .copied()
+            .collect();
+        members.sort_unstable();
+        members.dedup();
         // Pointers that designate diff memory, and what their values come
         // from, need derivatives too: iterate over pointer assignments.
         loop {
@@ -94,7 +113,7 @@ impl DiffSets {
                 d.stores_pointers.len(),
                 d.fields.len(),
             );
-            mark_struct_pointer_members(a, procs, &mut d);
+            mark_struct_pointer_members(a, &members, &mut d);
             for &p in procs {
                 let Some(body) = &program.proc(p).body else {
                     continue;
@@ -436,18 +455,20 @@ fn mark_path(
 /// pointer (`h.v = &a` with `a.data` one), needs a derivative whose member
 /// follows it, even where nothing here dereferences the member (a callee
 /// does, through `&v`).
-fn mark_struct_pointer_members(a: &Analysis<'_>, procs: &[ProcId], d: &mut DiffSets) {
+fn mark_struct_pointer_members(
+    a: &Analysis<'_>,
+    members: &[(Zone, crate::analysis::locs::Place)],
+    d: &mut DiffSets,
+) {
     let program = a.program;
-    for &p in procs {
-        let Some(f) = a.facts.get(&p) else { continue };
-        for (z, place) in f.pts_before.iter().flatten().chain(f.exit_pts.iter()) {
+    {
+        for (z, place) in members {
             let info = a.locs.zone(*z);
-            if info.path.is_empty()
-                || !a
-                    .locs
-                    .place_zones(*place)
-                    .iter()
-                    .any(|&t| a.diff_zones.contains(&t) || has_derivative_pointer(a, d, t))
+            if !a
+                .locs
+                .place_zones(*place)
+                .iter()
+                .any(|&t| a.diff_zones.contains(&t) || has_derivative_pointer(a, d, t))
             {
                 continue;
             }
