@@ -1301,6 +1301,19 @@ pub fn rename_var(stmts: &mut [Stmt], from: SymId, to: SymId) {
     }
 }
 
+/// `e` without the casts around it (`(void *)p` is `p`).
+pub fn strip_casts(mut e: &Expr) -> &Expr {
+    while let ExprKind::Cast { arg, .. } = &e.kind {
+        e = arg;
+    }
+    e
+}
+
+/// A null pointer constant: `0`, `NULL`, `(void *)0`.
+pub fn is_null_constant(e: &Expr) -> bool {
+    matches!(strip_casts(e).kind, ExprKind::IntConst { value: 0, .. })
+}
+
 /// Calls `f` on every expression of an initializer, lists flattened.
 pub fn visit_init<'e>(init: &'e Init, f: &mut dyn FnMut(&'e Expr)) {
     match init {

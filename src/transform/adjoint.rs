@@ -2276,7 +2276,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         crate::il::visit_stmts(fwd, &mut |st| {
             if let StmtKind::Assign { lhs, rhs, .. } = &st.kind
                 && let ExprKind::Var(p) = lhs.kind
-                && let ExprKind::AddrOf(r) = &strip_casts(rhs).kind
+                && let ExprKind::AddrOf(r) = &crate::il::strip_casts(rhs).kind
                 && let Some(l) = own_storage_root(&self.out, r)
             {
                 let sym = &self.out.symbols[l.index()];
@@ -2292,7 +2292,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         crate::il::visit_stmts(fwd, &mut |st| {
             if let StmtKind::Call { callee, args, .. } = &st.kind
                 && *callee == push
-                && let Some(ExprKind::Var(p)) = args.first().map(|a| &strip_casts(a).kind)
+                && let Some(ExprKind::Var(p)) =
+                    args.first().map(|a| &crate::il::strip_casts(a).kind)
                 && let Some(&l) = holds_local.get(p)
             {
                 saved_local.get_or_insert(l);
@@ -6904,14 +6905,6 @@ fn zero_fill(
     } else {
         out.push((path.clone(), None));
     }
-}
-
-/// `e` without the casts around it (`(void *)pu` is `pu`).
-fn strip_casts(mut e: &Expr) -> &Expr {
-    while let ExprKind::Cast { arg, .. } = &e.kind {
-        e = arg;
-    }
-    e
 }
 
 /// The variable whose own storage reference `r` designates (`u`, `s.f`,

@@ -434,20 +434,33 @@ fn mark_path(
     path: &[usize],
     out: &mut HashSet<(StructId, usize)>,
 ) {
+    out.extend(path_members(program, ty, path).0);
+}
+
+/// The struct members a zone path from a value of type `ty` goes through
+/// (arrays and pointers on the way stepped into), and whether the whole
+/// path was followed (false where it leaves a struct).
+fn path_members(
+    program: &Program,
+    ty: &QualType,
+    path: &[usize],
+) -> (Vec<(StructId, usize)>, bool) {
+    let mut members = Vec::new();
     let mut ty = ty.ty.clone();
     for &i in path {
         while let Type::Array { elem, .. } | Type::Pointer(elem) = program.resolve(&ty).clone() {
             ty = elem.ty;
         }
         let Type::Struct(s) = program.resolve(&ty).clone() else {
-            return;
+            return (members, false);
         };
-        out.insert((s, i));
+        members.push((s, i));
         let Some(f) = program.strukt(s).fields.get(i) else {
-            return;
+            return (members, false);
         };
         ty = f.ty.ty.clone();
     }
+    (members, true)
 }
 
 /// A struct variable with a pointer member that may point to diff memory
@@ -520,23 +533,8 @@ fn has_derivative_pointer(a: &Analysis<'_>, d: &DiffSets, z: Zone) -> bool {
     let Some(root) = root else {
         return false;
     };
-    let mut ty = root.ty;
-    for &i in &info.path {
-        while let Type::Array { elem, .. } = program.resolve(&ty).clone() {
-            ty = elem.ty;
-        }
-        let Type::Struct(s) = program.resolve(&ty).clone() else {
-            return false;
-        };
-        if !d.fields.contains(&(s, i)) {
-            return false;
-        }
-        let Some(f) = program.strukt(s).fields.get(i) else {
-            return false;
-        };
-        ty = f.ty.ty.clone();
-    }
-    true
+    let (members, whole) = path_members(program, &root, &info.path);
+    whole && members.iter().all(|m| d.fields.contains(m))
 }
 
 /// Calls `f` on every reference a dereference or index goes through.
@@ -1026,10 +1024,7 @@ pub(crate) fn refuse_hidden_writes(
     procs: &[ProcId],
 ) -> Result<(), crate::front::diag::Diagnostic> {
     let writable_data = |e: &Expr| {
-        let mut e = e;
-        while let ExprKind::Cast { arg, .. } = &e.kind {
-            e = arg;
-        }
+        let e = crate::il::strip_casts(e);
         let pointee = match program.resolve(&e.ty.ty) {
             Type::Pointer(t) => (**t).clone(),
             Type::Array { elem, .. } => (**elem).clone(),
@@ -1517,15 +1512,12 @@ pub(crate) fn refuse_void_conversions(
         let Some(body) = &proc.body else { continue };
         let mut found: Option<crate::front::diag::Diagnostic> = None;
         // `NULL`, `(void *)0`: a null pointer constant designates nothing.
-        let is_null = |e: &Expr| {
-            let mut e = e;
-            while let ExprKind::Cast { arg, .. } = &e.kind {
-                e = arg;
-            }
-            matches!(e.kind, ExprKind::IntConst { value: 0, .. })
-        };
         let check = |value: &Expr, target: &QualType, found: &mut Option<_>| {
-            if found.is_none() && is_void_ptr(&value.ty) && to_reals(target) && !is_null(value) {
+            if found.is_none()
+                && is_void_ptr(&value.ty)
+                && to_reals(target)
+                && !crate::il::is_null_constant(value)
+            {
                 *found = Some(refusal(value.span));
             }
         };

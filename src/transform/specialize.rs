@@ -412,30 +412,38 @@ fn mergeable_groups(program: &Program, s: &Stmt, callee: ProcId) -> Vec<Vec<usiz
     let StmtKind::Call { args, .. } = &s.kind else {
         return Vec::new();
     };
-    let same_address = |i: usize, j: usize| {
-        crate::il::validate::same_expr(&address_shape(&args[i]), &address_shape(&args[j]))
-            || super::tangent::overlapping_arguments(s, false).contains(&(i.min(j), i.max(j), true))
-    };
-    let moved = super::names::address_taken(&body.stmts);
-    let mut assigned = std::collections::HashSet::new();
-    crate::il::visit_stmts(&body.stmts, &mut |st| {
-        if let Some(Expr {
-            kind: ExprKind::Var(v),
-            ..
-        }) = crate::il::stored_ref(st)
-        {
-            assigned.insert(*v);
-        }
-    });
+    // The pointee type of each pointer formal; what the body does with the
+    // formals is looked at only for a call that gives one address twice.
     let pointee = |k: usize| -> Option<&crate::il::QualType> {
-        let formal = *proc.params.get(k)?;
-        if moved.contains(&formal) || assigned.contains(&formal) {
-            return None;
-        }
-        match &program.sym(formal).ty.ty {
+        match &program.sym(*proc.params.get(k)?).ty.ty {
             crate::il::Type::Pointer(t) => Some(t),
             _ => None,
         }
+    };
+    let certain = std::cell::OnceCell::new();
+    let same_address = |i: usize, j: usize| {
+        crate::il::validate::same_expr(&address_shape(&args[i]), &address_shape(&args[j]))
+            || certain
+                .get_or_init(|| super::tangent::overlapping_arguments(s, false))
+                .contains(&(i.min(j), i.max(j), true))
+    };
+    // Formals the body assigns or takes the address of.
+    let moved = std::cell::OnceCell::new();
+    let fixed = |k: usize| {
+        let moved = moved.get_or_init(|| {
+            let mut out = super::names::address_taken(&body.stmts);
+            crate::il::visit_stmts(&body.stmts, &mut |st| {
+                if let Some(Expr {
+                    kind: ExprKind::Var(v),
+                    ..
+                }) = crate::il::stored_ref(st)
+                {
+                    out.insert(*v);
+                }
+            });
+            out
+        });
+        !moved.contains(&proc.params[k])
     };
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut grouped = vec![false; args.len()];
@@ -446,7 +454,11 @@ fn mergeable_groups(program: &Program, s: &Stmt, callee: ProcId) -> Vec<Vec<usiz
         let Some(ti) = pointee(i) else { continue };
         let group: Vec<usize> = std::iter::once(i)
             .chain((i + 1..args.len()).filter(|&j| {
-                !grouped[j] && pointee(j).is_some_and(|tj| tj.ty == ti.ty) && same_address(i, j)
+                !grouped[j]
+                    && pointee(j).is_some_and(|tj| tj.ty == ti.ty)
+                    && same_address(i, j)
+                    && fixed(i)
+                    && fixed(j)
             }))
             .collect();
         if group.len() > 1 {

@@ -100,32 +100,11 @@ pub(crate) fn lower_struct_conditionals(program: &Program) -> Cow<'_, Program> {
             chosen_copy.comments = st.comments.clone();
             list.push(chosen_copy);
         }
-        StmtKind::Decl {
-            base,
-            storage,
-            vars,
-        } => {
-            let mut decl = Stmt {
-                id: StmtId(0),
-                kind: StmtKind::Decl {
-                    base: base.clone(),
-                    storage: *storage,
-                    vars: vars
-                        .iter()
-                        .map(|d| Declarator {
-                            sym: d.sym,
-                            init: match &d.init {
-                                Some(Init::Expr(e)) if chosen(e) => None,
-                                other => other.clone(),
-                            },
-                        })
-                        .collect(),
-                },
-                span: st.span,
-                comments: st.comments.clone(),
-            };
-            decl.comments.trailing = None;
-            list.push(decl);
+        StmtKind::Decl { vars, .. } => {
+            list.push(declaration_without(
+                &st,
+                |d| matches!(&d.init, Some(Init::Expr(e)) if chosen(e)),
+            ));
             let mut ifs = Vec::new();
             for d in vars {
                 if let Some(Init::Expr(e)) = &d.init
@@ -289,30 +268,9 @@ pub(crate) fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
             };
             let trailing = st.comments.trailing.clone();
             let mut comments = Some(st.comments.clone());
-            if let StmtKind::Decl {
-                base,
-                storage,
-                vars,
-            } = &st.kind
-            {
-                let mut decl = Stmt {
-                    id: StmtId(0),
-                    kind: StmtKind::Decl {
-                        base: base.clone(),
-                        storage: *storage,
-                        vars: vars
-                            .iter()
-                            .map(|d| Declarator {
-                                sym: d.sym,
-                                init: None,
-                            })
-                            .collect(),
-                    },
-                    span: st.span,
-                    comments: comments.take().unwrap_or_default(),
-                };
-                decl.comments.trailing = None;
-                list.push(decl);
+            if matches!(st.kind, StmtKind::Decl { .. }) {
+                list.push(declaration_without(&st, |_| true));
+                comments = None;
             }
             if let Some(first) = copies.first_mut()
                 && let Some(c) = comments.take()
@@ -326,6 +284,39 @@ pub(crate) fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
             list.extend(copies);
         }
     })
+}
+
+/// Declaration `st` without the initialisers `moved` picks (the statements
+/// after it take their place), its leading comments kept and its trailing
+/// one left to those statements.
+fn declaration_without(st: &Stmt, moved: impl Fn(&Declarator) -> bool) -> Stmt {
+    let StmtKind::Decl {
+        base,
+        storage,
+        vars,
+    } = &st.kind
+    else {
+        return st.clone();
+    };
+    Stmt {
+        id: StmtId(0),
+        kind: StmtKind::Decl {
+            base: base.clone(),
+            storage: *storage,
+            vars: vars
+                .iter()
+                .map(|d| Declarator {
+                    sym: d.sym,
+                    init: if moved(d) { None } else { d.init.clone() },
+                })
+                .collect(),
+        },
+        span: st.span,
+        comments: Comments {
+            leading: st.comments.leading.clone(),
+            trailing: None,
+        },
+    }
 }
 
 /// A declaration of several declarators as one declaration each, in

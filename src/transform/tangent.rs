@@ -673,15 +673,8 @@ pub(crate) fn refuse_untracked_pointers(
             let Some(Init::Expr(e)) = &v.init else {
                 continue;
             };
-            let null = |x: &Expr| {
-                let mut x = x;
-                while let ExprKind::Cast { arg, .. } = &x.kind {
-                    x = arg;
-                }
-                matches!(x.kind, ExprKind::IntConst { value: 0, .. })
-            };
             if !is_pointer(program, &program.sym(v.sym).ty)
-                || null(e)
+                || crate::il::is_null_constant(e)
                 || a.locs.initial_variable(v.sym).is_some()
             {
                 continue;
