@@ -354,9 +354,15 @@ fn tangent(
     rule_opts: &RuleOptions,
 ) -> ExitCode {
     use aioli::transform::tangent::{TangentOptions, load_rules, tangent_program};
-    let Some(loaded) = load(file, &pp.options()) else {
+    let Some(mut loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
+    aioli::back::relocate_local_includes(
+        &mut loaded.program,
+        &loaded.sources,
+        file,
+        out.unwrap_or(Path::new(".")),
+    );
     let Some(parsed) = parse_heads(file, &loaded, heads) else {
         return ExitCode::from(1);
     };
@@ -423,9 +429,15 @@ fn adjoint_command(
     rule_opts: &RuleOptions,
 ) -> ExitCode {
     use aioli::transform::adjoint::{AdjointOptions, adjoint_with_warnings, load_adjoint_rules};
-    let Some(loaded) = load(file, &pp.options()) else {
+    let Some(mut loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
+    aioli::back::relocate_local_includes(
+        &mut loaded.program,
+        &loaded.sources,
+        file,
+        out.unwrap_or(Path::new(".")),
+    );
     let Some(parsed) = parse_heads(file, &loaded, heads) else {
         return ExitCode::from(1);
     };

@@ -557,6 +557,19 @@ fn single_precision_code_is_compared_with_its_own_steps() {
     let polar = load(&fixture("polar.c"));
     let g = polar.program.proc_by_name("polar").unwrap();
     assert_eq!(Precision::of(&polar.program, g), Precision::Double);
+    // A `float` literal in double code is a constant: still double, with
+    // double's thresholds; a cast to float is not.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body, precision) in [
+        ("literal.c", "return x * 1.5F + 0.25f;", Precision::Double),
+        ("cast.c", "return (float)x * 1.5;", Precision::Single),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("double h(double x)\n{{\n    {body}\n}}\n")).unwrap();
+        let loaded = load(&path);
+        let h = loaded.program.proc_by_name("h").unwrap();
+        assert_eq!(Precision::of(&loaded.program, h), precision, "{body}");
+    }
 
     let opts = TangentCheckOptions {
         min_digits: Precision::Single.min_digits(),

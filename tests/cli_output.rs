@@ -268,3 +268,167 @@ fn a_check_error_both_modes_meet_is_reported_once() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.matches("has no domain").count(), 1, "{err}");
 }
+
+/// `output/includes`: a header found beside the source is named from the
+/// output directory, so the output compiles with the original's flags;
+/// written beside the source, the line stays as the user wrote it.
+#[test]
+fn a_header_beside_the_source_is_named_from_the_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("lib")).unwrap();
+    std::fs::write(src.join("lib/api.h"), "#define SCALE 2.0\n").unwrap();
+    let file = src.join("m.c");
+    std::fs::write(
+        &file,
+        "#include \"lib/api.h\"\ndouble m(double x)\n{\n    return SCALE * x * x;\n}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    for (mode, suffix) in [("tangent", "_d"), ("adjoint", "_b")] {
+        for (target, line) in [
+            (&out, "#include \"../src/lib/api.h\""),
+            (&src, "#include \"lib/api.h\""),
+        ] {
+            let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
+                .args([mode, file.to_str().unwrap(), "--head", "m(m)/(x)", "--out"])
+                .arg(target)
+                .output()
+                .unwrap();
+            assert!(
+                run.status.success(),
+                "{}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+            let text = std::fs::read_to_string(target.join(format!("m{suffix}.c"))).unwrap();
+            assert!(text.contains(line), "{text}");
+        }
+    }
+    let compiled = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-c"])
+        .arg(out.join("m_d.c"))
+        .arg("-o")
+        .arg(dir.path().join("m_d.o"))
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+}
+
+/// A parameter named like its function (`double f(double f)`): as an
+/// input it is the parameter; as an output, the result when the parameter
+/// is by value; a pointer parameter there is ambiguous, refused.
+#[test]
+fn a_parameter_named_like_its_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("same.c");
+    std::fs::write(&path, "double f(double f)\n{\n    return 3.0 * f * f;\n}\n").unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args([
+            "tangent",
+            path.to_str().unwrap(),
+            "--head",
+            "f(f)/(f)",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let text = std::fs::read_to_string(dir.path().join("same_d.c")).unwrap();
+    assert!(
+        text.contains("double f_d(double f, double fd, double *f0)"),
+        "{text}"
+    );
+    let pointer = dir.path().join("ptr.c");
+    std::fs::write(
+        &pointer,
+        "double f(double *f)\n{\n    f[0] = 2.0 * f[0];\n    return f[0];\n}\n",
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args([
+            "tangent",
+            pointer.to_str().unwrap(),
+            "--head",
+            "f(f)/(f)",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("names both the result of 'f' and its parameter 'f'"),
+        "{stderr}"
+    );
+}
+
+/// `tangent/vector-runtime`: the file's opening comment moves before the
+/// runtime header, once; the derivative of the first function does not
+/// repeat it.
+#[test]
+fn the_opening_comment_of_a_vector_output_comes_out_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("comment.c");
+    std::fs::write(
+        &path,
+        "/* header comment */\nstatic double h(double a) { return a * a; }\n\
+void f(int n, double *x, double *y) { for (int i = 0; i < n; i++) y[i] = h(x[i]); }\n",
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args([
+            "tangent",
+            path.to_str().unwrap(),
+            "--head",
+            "f(y)/(x)",
+            "--vector",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("comment_dv.c")).unwrap();
+    assert_eq!(text.matches("/* header comment */").count(), 1, "{text}");
+    assert!(
+        text.starts_with("/* header comment */\n#include \"aioli.h\""),
+        "{text}"
+    );
+}
+
+/// A head naming an `int` as an input or output is a bad head: exit 1,
+/// located at the function, no output (CONTRACT §1).
+#[test]
+fn a_head_naming_an_integer_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.c");
+    std::fs::write(
+        &path,
+        "double f(double x, int k)\n{\n    return x * k;\n}\n",
+    )
+    .unwrap();
+    for head in ["f(f)/(k)", "f(k)/(x)"] {
+        let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .args(["tangent", path.to_str().unwrap(), "--head", head, "--out"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("k.c:1:8: error: head"), "{stderr}");
+        assert!(stderr.contains("'k' holds no real value"), "{stderr}");
+        assert!(!dir.path().join("k_d.c").exists());
+    }
+}

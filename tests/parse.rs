@@ -949,3 +949,14 @@ proptest! {
         }
     }
 }
+
+/// C99 6.7.5.3: `static` and qualifiers inside a parameter's brackets
+/// (`x[static 2]`, `y[const 1]`, `z[const static 3]`) parse as the array
+/// they declare.
+#[test]
+fn array_parameters_with_static_and_qualifiers() {
+    let tu = parse_ok(
+        "void f(const double x[static 2], double y[const 1], double z[const static 3], double w[restrict]) { }\n",
+    );
+    let _ = function(&tu, 0);
+}

@@ -678,6 +678,9 @@ fn fold() {
     assert_eq!(printed("x + 1.0 / 0.0"), "x + 1.0 / 0.0");
     assert_eq!(printed("x * (1e308 * 10.0)"), "x * (1e308 * 10.0)");
     assert_eq!(printed("x / (1.0 - 1.0)"), "x / 0.0");
+    // The negation of zero keeps its sign: atan2 (and copysign) read it.
+    assert_simplifies("atan2(-0.0, x) * y", "atan2(-0.0, x) * y");
+    assert_simplifies("atan2(-0.0, x) + 0.0", "atan2(-0.0, x)");
     // `float` arithmetic for a `float` expression.
     assert_eq!(
         simplified_with(&simplifier(), "f * (0.1f * 3.0f)", TOL_FLOAT),

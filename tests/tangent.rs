@@ -1340,3 +1340,69 @@ fn a_static_global_changed_only_by_copied_helpers_is_accepted() {
         "{err}"
     );
 }
+
+/// `specialize/alloc-site`: two blocks from two calls of one allocating
+/// helper are told apart, so `axpy(n, 2.0, a, b)` is not warned about as
+/// an overlap; `output/merge-copies`: one derivative per helper.
+#[test]
+fn blocks_from_separate_calls_of_an_allocating_helper_are_told_apart() {
+    // (The fixture is in the adjoint corpus only: the vector output of this
+    // program meets a false -Wmaybe-uninitialized of GCC 12 at -O2.)
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint/allocation_sites.c");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .arg("tangent")
+        .arg(&path)
+        .args(["--head", "blend(blend)/(x w)", "--out"])
+        .arg(tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let g = generate(&path, false).unwrap();
+    for helper in ["dvector", "scaled", "vec_new", "axpy", "vec_mul"] {
+        let definitions = g
+            .text
+            .lines()
+            .filter(|l| l.starts_with("static") && l.contains(&format!("{helper}_d(")))
+            .count();
+        assert_eq!(definitions, 1, "{helper}_d in {}", g.text);
+        assert!(!g.text.contains(&format!("{helper}_d0")), "{}", g.text);
+    }
+}
+
+/// The standard functions of `<string.h>`, `<stdio.h>`, `<time.h>` and
+/// `<math.h>` that passive code calls are known (`strncmp`, `strchr`,
+/// `fopen`, `clock`, `logb`, …); a pointer they return is written where
+/// it is stored (`loc/result`), so the call stays before a test of it;
+/// a file closed, like one written, stays closed (`diff-live/effect`).
+#[test]
+fn standard_library_calls_in_passive_code_are_kept() {
+    let src = "#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n#include <time.h>\n#include <math.h>\n\
+double f(const char *mode, double x)\n{\n    clock_t t0 = clock();\n    double s = x;\n    if (strncmp(mode, \"sq\", 2) == 0)\n        s = x * x;\n\
+    char buf[16];\n    strcpy(buf, \"e\");\n    strcat(buf, \"x\");\n    const char *q = strchr(buf, 'x');\n    if (q != NULL && strstr(buf, \"ex\") != NULL)\n        s = s + exp(x);\n\
+    int e = ilogb(x) + (int)logb(x);\n    FILE *log = fopen(\"/dev/null\", \"w\");\n    if (log != NULL) {\n        fprintf(log, \"%d %ld\\n\", e, (long)(clock() - t0));\n        fclose(log);\n    }\n    (void)time(NULL);\n    return s;\n}\n";
+    let out = tangent_of_text("std.c", src, "f(f)/(x)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    for line in [
+        "q = strchr(buf, 'x');",
+        "FILE *log = fopen(\"/dev/null\", \"w\");",
+        "fclose(log);",
+    ] {
+        assert!(code.contains(line), "{line} in {code}");
+    }
+}
+
+/// `diff-live/effect`: `srand` sets the numbers `rand` draws, so the
+/// tangent keeps it where the original has it.
+#[test]
+fn srand_is_kept_before_the_draws_it_seeds() {
+    let src = "#include <stdlib.h>\n\
+double f(double x)\n{\n    srand(11);\n    double r = (double)(rand() % 7);\n    return r * x * x;\n}\n";
+    let out = tangent_of_text("seed.c", src, "f(f)/(x)", &[]).unwrap();
+    let code = common::code_without_comments(&out);
+    let seed = code.find("srand(11);").expect(&code);
+    let draw = code.find("rand() % 7").expect(&code);
+    assert!(seed < draw, "{code}");
+}

@@ -43,9 +43,12 @@ impl<'a> PointKind<'a> {
 /// outside the program's memory (output, ending the run), which the
 /// derivative code must do as the original does.
 pub fn has_observable_effect(program: &Program, kind: &PointKind<'_>) -> bool {
+    // (`srand` sets the state `rand` draws from; the reads consume their
+    // stream.)
     const OBSERVABLE: &[&str] = &[
         "exit", "abort", "printf", "fprintf", "puts", "putchar", "fputs", "fflush", "perror",
-        "assert",
+        "assert", "fclose", "fputc", "putc", "fwrite", "fscanf", "scanf", "fgets", "fgetc",
+        "getchar", "fread", "srand",
     ];
     match kind {
         PointKind::Stmt(s) => match &s.kind {
@@ -57,6 +60,19 @@ pub fn has_observable_effect(program: &Program, kind: &PointKind<'_>) -> bool {
         },
         _ => false,
     }
+}
+
+/// `pred/checkpointed-call`: a library function that a second run does
+/// not repeat exactly: output (printed twice), input (a stream read
+/// further), and state (`rand` draws the next numbers, `clock` moves on).
+pub fn replays_differently(program: &Program, callee: ProcId) -> bool {
+    const ONCE: &[&str] = &[
+        "printf", "fprintf", "puts", "putchar", "fputs", "fflush", "perror", "fputc", "putc",
+        "fwrite", "fclose", "fopen", "fscanf", "scanf", "fgets", "fgetc", "getchar", "fread",
+        "rand", "srand", "clock", "time",
+    ];
+    let p = program.proc(callee);
+    p.origin == crate::il::ProcOrigin::System && ONCE.contains(&p.name.as_str())
 }
 
 /// `diff-live/effect` at point `i` of a procedure: an observable call, or

@@ -33,7 +33,33 @@ pub fn parse_head(program: &Program, text: &str) -> Result<Head, String> {
         .filter(|p| program.proc(*p).body.is_some())
         .ok_or_else(|| format!("head '{text}': no function '{name}' is defined in this file"))?;
     let p = program.proc(proc);
-    let lookup = |n: &str| -> Result<HeadVar, String> {
+    // `input`: the name is in the list of independents.
+    let lookup = |n: &str, input: bool| -> Result<HeadVar, String> {
+        // A parameter named like its function (`double f(double f)`): an
+        // input is the parameter (a result is never one); an output is the
+        // parameter when the function returns nothing or the parameter
+        // cannot be one (by value), and otherwise ambiguous.
+        let param = p
+            .params
+            .iter()
+            .find(|s| program.sym(**s).name == n)
+            .copied();
+        if n == p.name
+            && let Some(s) = param
+        {
+            let returns = !matches!(program.resolve(&p.ret.ty), Type::Void);
+            let by_value = !matches!(
+                program.resolve(&program.sym(s).ty.ty),
+                Type::Pointer(_) | Type::Array { .. }
+            );
+            return match (input, returns, by_value) {
+                (true, _, _) | (false, false, _) => Ok(HeadVar::Param(s)),
+                (false, true, true) => Ok(HeadVar::Result),
+                (false, true, false) => Err(format!(
+                    "head '{text}': '{n}' names both the result of '{n}' and its parameter '{n}'; rename the parameter"
+                )),
+            };
+        }
         if n == p.name {
             if matches!(program.resolve(&p.ret.ty), Type::Void) {
                 return Err(format!(
@@ -88,13 +114,29 @@ pub fn parse_head(program: &Program, text: &str) -> Result<Head, String> {
     let groups = parse_groups(rest)
         .ok_or_else(|| format!("head '{text}': expected the form 'f(outputs)/(inputs)'"))?;
     let mut lists = Vec::new();
-    for g in groups {
+    let count = groups.len();
+    for (i, g) in groups.into_iter().enumerate() {
         let mut v = Vec::new();
         for n in g.split(|c: char| c.is_whitespace() || c == ',') {
             if n.is_empty() {
                 continue;
             }
-            let hv = lookup(n)?;
+            let hv = lookup(n, i + 1 == count)?;
+            // Only what holds reals has a derivative: an `int` named as an
+            // input or output is a bad head (CONTRACT §1).
+            let ty = match hv {
+                HeadVar::Param(s) | HeadVar::Global(s) => &program.sym(s).ty.ty,
+                HeadVar::Result => &p.ret.ty,
+            };
+            if !program.contains_real(ty) {
+                let what = match hv {
+                    HeadVar::Result => format!("the result of '{n}'"),
+                    _ => format!("'{n}'"),
+                };
+                return Err(format!(
+                    "head '{text}': {what} holds no real value, so it has no derivative; name only variables of type float or double, or pointers, arrays or structs holding them"
+                ));
+            }
             if !v.contains(&hv) {
                 v.push(hv);
             }

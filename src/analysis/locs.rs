@@ -131,9 +131,15 @@ impl Locs {
         // call of it returns (its derivative may be given by a rule). An
         // integer result (`strlen`, `lrint`) is a location too: the
         // variable it is stored into is written, and its value may be
-        // needed by derivatives.
+        // needed by derivatives. So is a pointer to memory holding no
+        // reals (`strchr`, `fopen`): the pointer stored is written, and a
+        // test of it (`if (q != NULL)`) reads it.
         for (i, p) in program.procs.iter().enumerate() {
-            let holds_value = !matches!(program.resolve(&p.ret.ty), Type::Void | Type::Pointer(_));
+            let holds_value = match program.resolve(&p.ret.ty) {
+                Type::Void => false,
+                Type::Pointer(t) => !program.contains_real(&t.ty),
+                _ => true,
+            };
             if p.body.is_none() && holds_value {
                 let pid = ProcId(i as u32);
                 let o = l.add_object(

@@ -36,7 +36,7 @@ use blocks::{GenKill, Rel, Set};
 use facts::ProcFacts;
 pub use head::{Head, HeadVar, parse_head};
 use locs::{Locs, ObjKind, Zone};
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeSet;
 use summary::Summary;
 
@@ -102,6 +102,10 @@ pub struct Analysis<'a> {
     pub caller_restore: HashMap<ProcId, Set>,
     /// Adjoint mode with `--split`: no call is checkpointed.
     pub split: bool,
+    /// `pred/checkpointed-call`: the procedures that call, themselves or
+    /// through others, a library function a second run does not repeat
+    /// (`facts::replays_differently`): a checkpoint would run them twice.
+    pub replay_unsafe: HashSet<ProcId>,
 }
 
 /// Which derivative code the analyses prepare: it decides what is live at
@@ -180,6 +184,7 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
         call_index: std::cell::OnceCell::new(),
         caller_restore: HashMap::default(),
         split,
+        replay_unsafe: replay_unsafe(program, &graph),
     };
     a.top_down(&sccs, mode);
     let mut reset_only = Set::new();
@@ -225,6 +230,30 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
     a.diff_zones.extend(reset_only);
     a.warn();
     a
+}
+
+/// The procedures from which a call of a library function that a second
+/// run does not repeat is reachable (see `Analysis::replay_unsafe`).
+fn replay_unsafe(program: &Program, graph: &[Vec<ProcId>]) -> HashSet<ProcId> {
+    let mut callers: Vec<Vec<ProcId>> = vec![Vec::new(); graph.len()];
+    for (p, callees) in graph.iter().enumerate() {
+        for &c in callees {
+            callers[c.index()].push(ProcId(p as u32));
+        }
+    }
+    let mut unsafe_procs: HashSet<ProcId> = HashSet::default();
+    let mut work: Vec<ProcId> = (0..program.procs.len() as u32)
+        .map(ProcId)
+        .filter(|&p| facts::replays_differently(program, p))
+        .collect();
+    while let Some(p) = work.pop() {
+        for &c in &callers[p.index()] {
+            if unsafe_procs.insert(c) {
+                work.push(c);
+            }
+        }
+    }
+    unsafe_procs
 }
 
 /// Procedures with a body reachable from the heads, heads first, then
@@ -792,6 +821,7 @@ impl<'a> Analysis<'a> {
             .copied()
             .filter(|z| !own.contains(z))
             .collect();
+        let callee_id = callee;
         let callee = self.program.proc(*callee);
         let directive = |c: &crate::il::Comments| {
             c.leading
@@ -802,6 +832,7 @@ impl<'a> Analysis<'a> {
         callee.body.is_some()
             && !directive(&s.comments)
             && !directive(&callee.comments)
+            && !self.replay_unsafe.contains(callee_id)
             && f.points[i].effect.writes.iter().all(|&w| {
                 if result_zones.contains(&w) {
                     return true;

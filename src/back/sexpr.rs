@@ -100,6 +100,60 @@ pub(crate) fn quote(s: &str) -> String {
 }
 
 /// The operator name of a binary operation (`il-sexpr/expr`).
+/// One procedure's S-expression, with no statement ids and with its
+/// scopes numbered in order of appearance: two procedures print alike
+/// exactly when their code is the same up to the numbering of their
+/// statements and scopes (`output/merge-copies`).
+pub fn procedure_shape(program: &Program, proc: crate::il::ProcId) -> String {
+    let sources = SourceMap::default();
+    let printer = SPrinter {
+        program,
+        sources: &sources,
+        ambiguous: HashSet::new(),
+        typedef_bodies: super::typedef_bodies(program),
+    };
+    let item = Item {
+        kind: ItemKind::Function(proc),
+        span: program.proc(proc).span,
+        comments: Comments::default(),
+        file: program.main_file,
+    };
+    let mut text = String::new();
+    printer
+        .item(&item)
+        .render_fmt(WIDTH, &mut text)
+        .expect("writing to a String");
+    renumber_marks(&text)
+}
+
+/// `#N` (statement ids) removed, and each `@N` (a scope, after an
+/// ambiguous name) replaced by its rank of first appearance.
+fn renumber_marks(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut scopes: HashMap<String, usize> = HashMap::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if (c == '#' || c == '@') && chars.peek().is_some_and(|(_, d)| d.is_ascii_digit()) {
+            let mut end = i + 1;
+            while let Some(&(j, d)) = chars.peek() {
+                if !d.is_ascii_digit() {
+                    break;
+                }
+                end = j + 1;
+                chars.next();
+            }
+            if c == '@' {
+                let next = scopes.len();
+                let rank = *scopes.entry(text[i + 1..end].to_string()).or_insert(next);
+                out.push_str(&format!("@{rank}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn binop_name(op: BinOp) -> &'static str {
     use BinOp::*;
     match op {

@@ -73,7 +73,8 @@ impl Precision {
     /// The precision of a head: single when the procedure or one it calls
     /// (transitively) has a parameter, a result or a local of type `float`
     /// (or a pointer to or an array of floats), or evaluates a `float`
-    /// expression (a global, a struct field, a cast).
+    /// expression (a global, a struct field, a cast; not a `float`
+    /// literal, a constant).
     pub fn of(program: &Program, proc: ProcId) -> Precision {
         fn is_float(program: &Program, t: &Type) -> bool {
             match program.resolve(t) {
@@ -113,10 +114,12 @@ impl Precision {
                     crate::il::StmtKind::Decl { vars, .. } => {
                         found = vars.iter().any(|d| float_sym(d.sym));
                     }
+                    // A `float` literal (`1.0F`) is a constant: it
+                    // rounds no value the inputs vary.
                     kind => for_each_expr(kind, &mut |e| {
                         crate::il::visit_expr(e, &mut |x| {
-                            found |=
-                                matches!(program.resolve(&x.ty.ty), Type::Real(RealKind::Float));
+                            found |= !matches!(x.kind, crate::il::ExprKind::RealConst { .. })
+                                && matches!(program.resolve(&x.ty.ty), Type::Real(RealKind::Float));
                         })
                     }),
                 }

@@ -58,6 +58,7 @@ long atol(const char *);
 double atof(const char *);
 double strtod(const char *, char **);
 long strtol(const char *, char **, int);
+unsigned long strtoul(const char *, char **, int);
 int rand(void);
 void srand(unsigned int);
 #define RAND_MAX 2147483647
@@ -78,6 +79,20 @@ int puts(const char *);
 int putchar(int);
 int fputs(const char *, FILE *);
 int fflush(FILE *);
+FILE *fopen(const char *, const char *);
+int fclose(FILE *);
+int fscanf(FILE *, const char *, ...);
+int scanf(const char *, ...);
+int sscanf(const char *, const char *, ...);
+char *fgets(char *, int, FILE *);
+int fgetc(FILE *);
+int getchar(void);
+int fputc(int, FILE *);
+int putc(int, FILE *);
+size_t fread(void *, size_t, size_t, FILE *);
+size_t fwrite(const void *, size_t, size_t, FILE *);
+void perror(const char *);
+extern FILE *stdin;
 #define EOF (-1)
 ";
 
@@ -87,6 +102,14 @@ void *memset(void *, int, size_t);
 size_t strlen(const char *);
 int strcmp(const char *, const char *);
 char *strcpy(char *, const char *);
+int strncmp(const char *, const char *, size_t);
+char *strncpy(char *, const char *, size_t);
+char *strcat(char *, const char *);
+char *strncat(char *, const char *, size_t);
+char *strchr(const char *, int);
+char *strrchr(const char *, int);
+char *strstr(const char *, const char *);
+int memcmp(const void *, const void *, size_t);
 ";
 
 const FLOAT: &str = "#define DBL_MAX 1.7976931348623157e+308
@@ -117,6 +140,8 @@ double fdim(double, double);
 double scalbn(double, int);
 double nextafter(double, double);
 double nan(const char *);
+double logb(double);
+int ilogb(double);
 int isnan(double);
 int isinf(double);
 int isfinite(double);
@@ -180,6 +205,15 @@ typedef unsigned long uintmax_t;
 #define UINT64_MAX 18446744073709551615UL
 ";
 
+/// `<time.h>`: timing around the computation.
+const TIME: &str = "typedef long time_t;
+typedef long clock_t;
+time_t time(time_t *);
+clock_t clock(void);
+double difftime(time_t, time_t);
+#define CLOCKS_PER_SEC 1000000L
+";
+
 const ASSERT: &str =
     "#ifdef NDEBUG\n#define assert(e) ((void)0)\n#else\nvoid assert(int);\n#endif\n";
 
@@ -195,6 +229,7 @@ const KNOWN: &[&str] = &[
     "stdbool.h",
     "assert.h",
     "stdint.h",
+    "time.h",
 ];
 
 /// The names of the system headers the tool has declarations for.
@@ -260,6 +295,11 @@ fn build(name: &str) -> String {
         "stdbool.h" => text.push_str(STDBOOL),
         "assert.h" => text.push_str(ASSERT),
         "stdint.h" => text.push_str(STDINT),
+        "time.h" => {
+            text.push_str(SIZE_T);
+            text.push_str(NULL);
+            text.push_str(TIME);
+        }
         _ => {}
     }
     text

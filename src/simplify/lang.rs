@@ -287,7 +287,11 @@ impl Analysis<Node> for Fold {
         let binary = |op, [a, b]: &[Id; 2]| fold_binary(kind, op, c(a)?, c(b)?);
         match enode {
             Node::Num(k) => Some(*k),
-            Node::Neg([a]) => Const::new(-c(a)?),
+            // `-0.0` is not `0.0` to `copysign`, `atan2` or a division, and
+            // constants hold no negative zero: left unfolded.
+            Node::Neg([a]) => Some(c(a)?)
+                .filter(|v| *v != 0.0)
+                .and_then(|v| Const::new(-v)),
             Node::Add(ab) => binary(Arith::Add, ab),
             Node::Sub(ab) => binary(Arith::Sub, ab),
             Node::Mul(ab) => binary(Arith::Mul, ab),

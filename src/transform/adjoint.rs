@@ -2205,6 +2205,19 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     super::names::only_dereferenced(self.program, orig, k, &mut Vec::new())
                 })
         };
+        // `adjoint/call-pointer-result`: `v.d = P_fwd(…, &vb.d)` gives
+        // `P_fwd` where to store the result's adjoint pointer, which it
+        // does not keep (the same as `&pb` for a pointer `pb`, below).
+        let result_adjoint_out = |st: &Stmt, arg: usize| -> bool {
+            let StmtKind::Call { callee, args, .. } = &st.kind else {
+                return false;
+            };
+            fwd_of.get(callee).is_some_and(|&orig| {
+                arg + 1 == args.len()
+                    && is_pointer(self.program, &self.program.proc(orig).ret)
+                    && matches!(&args[arg].kind, ExprKind::AddrOf(r) if is_pointer(&self.out, &r.ty))
+            })
+        };
         crate::il::visit_stmts(fwd, &mut |st| {
             let exprs: Vec<&Expr> = match &st.kind {
                 StmtKind::Call { args, result, .. } => result
@@ -2212,7 +2225,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     .chain(
                         args.iter()
                             .enumerate()
-                            .filter(|&(k, _)| !passed_through(st, k))
+                            .filter(|&(k, _)| !passed_through(st, k) && !result_adjoint_out(st, k))
                             .map(|(_, a)| a),
                     )
                     .collect(),
@@ -2797,6 +2810,11 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
             }
             ExprKind::Var(v) if is_pointer(self.program, &e.ty) => self.diff.syms.contains(v),
+            // A table of pointers (`double *rows[n]` given to a helper
+            // reading `A[i][j]`): diff when its pointers have adjoints.
+            ExprKind::Var(v) if holds_pointers(self.program, &e.ty.ty) => {
+                self.diff.syms.contains(v) || self.a.is_diff(self.proc, e)
+            }
             // A pointer member or element whose target is diff (`a.v = buf`,
             // `rows[0] = a`), or a struct whose only diff part is such a
             // member's target.
@@ -4378,6 +4396,23 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             program.proc(diff_procs[0]).span,
             main,
         );
+        let families: Vec<(ProcId, ProcId, u8)> = self
+            .aprocs
+            .iter()
+            .flat_map(|(&p, a)| {
+                let user = program.specialized.get(&p).copied().unwrap_or(p);
+                [a.joint, a.fused, a.fwd, a.bwd]
+                    .into_iter()
+                    .zip(0u8..)
+                    .filter_map(move |(d, role)| Some((d?, user, role)))
+            })
+            .chain(
+                self.deferring
+                    .iter()
+                    .map(|(&p, &d)| (d, program.specialized.get(&p).copied().unwrap_or(p), 4)),
+            )
+            .collect();
+        super::merge_identical_copies(&mut self.out, &mut items, &families);
         self.out.items = items;
         self.out
     }
@@ -6920,5 +6955,16 @@ fn own_storage_root(program: &Program, r: &Expr) -> Option<SymId> {
             own_storage_root(program, base)
         }
         _ => None,
+    }
+}
+
+/// Is `ty` an array (of arrays) of pointers?
+fn holds_pointers(program: &Program, ty: &Type) -> bool {
+    match program.resolve(ty) {
+        Type::Array { elem, .. } => {
+            matches!(program.resolve(&elem.ty), Type::Pointer(_))
+                || holds_pointers(program, &elem.ty)
+        }
+        _ => false,
     }
 }

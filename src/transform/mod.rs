@@ -17,12 +17,80 @@ pub mod checkpoint;
 pub mod keep;
 
 use crate::il::{Item, ItemKind, ProcId, Program, ScopeId, StmtKind, SymId};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// The procedures the generated ones `roots` call or mention, directly or
 /// through the `static` ones among them (`il/callgraph`): the output copies
 /// the `static` ones. An original non-static function is the original
 /// translation unit's, so what it calls is not followed.
+/// `output/merge-copies`: among `generated` (each derivative procedure
+/// with the user's procedure it derives from, through any copy of it, and
+/// its role: `f_fwd` and `f_bwd` are not merged, though both may be
+/// empty), one derivative whose code is the same as an earlier one's of
+/// the same user procedure and role, up to its own name (copies made for separate
+/// allocation sites often come out alike), is dropped from `items` and its
+/// calls call the earlier one. Repeated until nothing changes, so a caller
+/// whose callees were merged can merge in turn.
+pub(crate) fn merge_identical_copies(
+    out: &mut Program,
+    items: &mut Vec<Item>,
+    generated: &[(ProcId, ProcId, u8)],
+) {
+    let mut merged: HashMap<ProcId, ProcId> = HashMap::new();
+    loop {
+        let present: HashSet<ProcId> = items
+            .iter()
+            .filter_map(|i| match i.kind {
+                ItemKind::Function(p) => Some(p),
+                _ => None,
+            })
+            .collect();
+        let mut first: HashMap<(ProcId, u8, String), ProcId> = HashMap::new();
+        let mut now: HashMap<ProcId, ProcId> = HashMap::new();
+        // In the order of the output, so the one kept is the first printed.
+        for item in items.iter() {
+            let ItemKind::Function(d) = item.kind else {
+                continue;
+            };
+            let Some(&(_, user, role)) = generated.iter().find(|(g, _, _)| *g == d) else {
+                continue;
+            };
+            if !present.contains(&d) || merged.contains_key(&d) {
+                continue;
+            }
+            let name = std::mem::take(&mut out.procs[d.index()].name);
+            let shape = crate::back::sexpr::procedure_shape(out, d);
+            out.procs[d.index()].name = name;
+            match first.entry((user, role, shape)) {
+                std::collections::hash_map::Entry::Occupied(kept) => {
+                    now.insert(d, *kept.get());
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(d);
+                }
+            }
+        }
+        if now.is_empty() {
+            return;
+        }
+        for p in &mut out.procs {
+            if let Some(b) = p.body.as_mut() {
+                specialize::each_stmt_mut(&mut b.stmts, &mut |s| {
+                    if let StmtKind::Call { callee, .. } = &mut s.kind
+                        && let Some(&kept) = now.get(callee)
+                    {
+                        *callee = kept;
+                    }
+                });
+            }
+        }
+        items.retain(|i| {
+            !matches!(i.kind, ItemKind::Function(p) | ItemKind::Prototype(p) if now.contains_key(&p))
+        });
+        merged.extend(now);
+    }
+}
+
 pub(crate) fn reached_from(out: &Program, roots: impl Iterator<Item = ProcId>) -> HashSet<ProcId> {
     let graph = out.use_graph();
     let mut needed: HashSet<ProcId> = HashSet::new();

@@ -626,15 +626,38 @@ fn diff_memory_args<'e>(
     let Some(site) = f.point_of.get(&s.id).and_then(|i| f.calls.get(i)) else {
         return Vec::new();
     };
+    let pts = f.point_of.get(&s.id).and_then(|&i| f.pts_before.get(i));
+    // Memory holding pointers to diff memory, up to a few levels down (a
+    // table of row pointers `double *rows[n]` or an NR `double **m`
+    // given to a helper that reads `A[i][j]`): the callee follows the
+    // derivative pointers through the derivative of the table.
+    let reaches_diff = |zones: &[Zone]| -> bool {
+        let mut level: Vec<Zone> = zones.to_vec();
+        let mut seen: HashSet<Zone> = level.iter().copied().collect();
+        for _ in 0..4 {
+            if level.iter().any(|z| a.diff_zones.contains(z)) {
+                return true;
+            }
+            let Some(pts) = pts else { return false };
+            let next: Vec<Zone> = pts
+                .iter()
+                .filter(|(z, _)| level.contains(z))
+                .flat_map(|&(_, place)| a.locs.place_zones(place))
+                .filter(|z| seen.insert(*z))
+                .collect();
+            if next.is_empty() {
+                return false;
+            }
+            level = next;
+        }
+        false
+    };
     args.iter()
         .zip(&site.arg_places)
         .filter(|(_, places)| {
-            places.iter().any(|&pl| {
-                a.locs
-                    .place_zones(pl)
-                    .iter()
-                    .any(|z| a.diff_zones.contains(z))
-            })
+            places
+                .iter()
+                .any(|&pl| reaches_diff(&a.locs.place_zones(pl)))
         })
         .map(|(arg, _)| arg)
         .collect()

@@ -207,6 +207,29 @@ fn analyzed_after_merging<R>(
     f: impl FnOnce(&Analysis<'_>) -> R,
 ) -> R {
     let first = analyze(program, heads, target);
+    let conflicts = shared_helper_blocks(&first);
+    if !conflicts.is_empty()
+        && let Some(separated) = separate_allocation_sites(program, heads, &conflicts)
+    {
+        let second = analyze(&separated, heads, target);
+        // Kept only when it tells more blocks apart: a block shared at one
+        // call site (`dot(v, v)`) stays shared in every copy.
+        if shared_helper_blocks(&second).len() < conflicts.len() {
+            drop(first);
+            return analyzed_with_copies(&separated, second, heads, target, f);
+        }
+    }
+    analyzed_with_copies(program, first, heads, target, f)
+}
+
+/// `specialize/activity` on `first`, the analyses of `program`.
+fn analyzed_with_copies<R>(
+    program: &Program,
+    first: Analysis<'_>,
+    heads: &[Head],
+    target: Target,
+    f: impl FnOnce(&Analysis<'_>) -> R,
+) -> R {
     let mut requests = unsized_dummies(&first, target);
     if requests.is_empty() {
         return f(&first);
@@ -226,6 +249,200 @@ fn analyzed_after_merging<R>(
             return f(&a);
         }
     }
+}
+
+/// A block allocated by a procedure other than the caller, reached by a
+/// call through two different formals (or pointers inside what they
+/// designate) of a callee that writes through one of them: the caller
+/// (where the overlap is seen) and the heap object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct SharedBlock {
+    caller: ProcId,
+    block: crate::analysis::locs::Obj,
+    allocator: ProcId,
+}
+
+/// `specialize/alloc-site`: the heap objects some call reaches through two
+/// of its callee's formals, one written, that a helper allocated.
+fn shared_helper_blocks(a: &Analysis<'_>) -> BTreeSet<SharedBlock> {
+    use crate::analysis::locs::ObjKind;
+    let mut out = BTreeSet::new();
+    for (&caller, facts) in &a.facts {
+        for site in facts.calls.values() {
+            let Some(callee) = site.callee else { continue };
+            let Some(summary) = a.summaries.get(&callee) else {
+                continue;
+            };
+            // Per formal of the callee, the caller's heap objects its
+            // targets stand for, and whether the callee writes them.
+            let mut reached: BTreeMap<
+                usize,
+                (BTreeSet<(crate::analysis::locs::Obj, ProcId)>, bool),
+            > = BTreeMap::new();
+            for (&z, images) in &site.map {
+                let obj = a.locs.zone(z).obj;
+                let Some(k) = formal_behind(a, callee, obj) else {
+                    continue;
+                };
+                let entry = reached.entry(k).or_default();
+                entry.1 |= summary.writes.contains(&z);
+                for &image in images {
+                    let o = a.locs.zone(image).obj;
+                    if let ObjKind::Heap { proc, .. } = a.locs.object(o).kind
+                        && proc != caller
+                    {
+                        entry.0.insert((o, proc));
+                    }
+                }
+            }
+            let formals: Vec<_> = reached.values().collect();
+            for (i, (blocks_i, written_i)) in formals.iter().enumerate() {
+                for (blocks_j, written_j) in &formals[i + 1..] {
+                    if *written_i || *written_j {
+                        out.extend(blocks_i.intersection(blocks_j).map(|&(block, allocator)| {
+                            SharedBlock {
+                                caller,
+                                block,
+                                allocator,
+                            }
+                        }));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The position of the formal of `callee` through which object `obj`
+/// (a `loc/target` of `callee`, perhaps reached through further pointers)
+/// is reached; `None` for other objects.
+fn formal_behind(
+    a: &Analysis<'_>,
+    callee: ProcId,
+    obj: crate::analysis::locs::Obj,
+) -> Option<usize> {
+    use crate::analysis::locs::ObjKind;
+    let mut obj = obj;
+    // Each step goes to the object holding the pointer: a chain, bounded
+    // by the number of objects.
+    for _ in 0..=a.locs.objects.len() {
+        match a.locs.object(obj).kind {
+            ObjKind::Target {
+                proc: Some(q),
+                pointer,
+            } if q == callee => obj = a.locs.zone(pointer).obj,
+            ObjKind::Var(sym) => {
+                return a.program.proc(callee).params.iter().position(|&p| p == sym);
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// `specialize/alloc-site`: a copy of `program` in which the procedures
+/// that allocate the `shared` blocks, and the procedures calling them on
+/// the way from the callers that see the blocks shared, have one copy per
+/// call site (a call site of a copy being a call site too), so that each
+/// call's blocks are objects of their own (`loc/heap` names a block by
+/// its allocation statement). Heads, procedures on a cycle of the call
+/// graph, and the callers that see the blocks shared (and their own
+/// callers) are not copied. `None` when there is nothing to copy.
+fn separate_allocation_sites(
+    program: &Program,
+    heads: &[Head],
+    shared: &BTreeSet<SharedBlock>,
+) -> Option<Program> {
+    let graph = program.call_graph();
+    let mut callers: Vec<Vec<ProcId>> = vec![Vec::new(); program.procs.len()];
+    for (p, callees) in graph.iter().enumerate() {
+        for &c in callees {
+            callers[c.index()].push(ProcId(p as u32));
+        }
+    }
+    let upward = |from: &[ProcId]| -> BTreeSet<ProcId> {
+        let mut seen: BTreeSet<ProcId> = from.iter().copied().collect();
+        let mut work: Vec<ProcId> = from.to_vec();
+        while let Some(p) = work.pop() {
+            for &c in &callers[p.index()] {
+                if seen.insert(c) {
+                    work.push(c);
+                }
+            }
+        }
+        seen
+    };
+    let on_cycle = |p: ProcId| {
+        let mut seen = BTreeSet::new();
+        let mut work: Vec<ProcId> = graph[p.index()].clone();
+        while let Some(q) = work.pop() {
+            if q == p {
+                return true;
+            }
+            if seen.insert(q) {
+                work.extend(graph[q.index()].iter().copied());
+            }
+        }
+        false
+    };
+    let seen_shared: Vec<ProcId> = shared.iter().map(|b| b.caller).collect();
+    let not_copied = upward(&seen_shared);
+    let allocators: Vec<ProcId> = shared.iter().map(|b| b.allocator).collect();
+    let copied: BTreeSet<ProcId> = upward(&allocators)
+        .into_iter()
+        .filter(|&p| {
+            !not_copied.contains(&p)
+                && !heads.iter().any(|h| h.proc == p)
+                && program.proc(p).body.is_some()
+                && !on_cycle(p)
+        })
+        .collect();
+    if copied.is_empty() {
+        return None;
+    }
+    let mut owned = program.clone();
+    // A procedure of `copied` (or a copy) whose first call site is taken.
+    let mut taken: BTreeSet<ProcId> = BTreeSet::new();
+    let mut made = 0;
+    let mut work: Vec<ProcId> = (0..program.procs.len() as u32).map(ProcId).rev().collect();
+    while let Some(caller) = work.pop() {
+        let Some(body) = &owned.proc(caller).body else {
+            continue;
+        };
+        let mut sites = Vec::new();
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if let StmtKind::Call { callee, .. } = &s.kind
+                && copied.contains(&owned.specialized.get(callee).copied().unwrap_or(*callee))
+            {
+                sites.push((s.id, *callee));
+            }
+        });
+        for (stmt, callee) in sites {
+            if taken.insert(callee) {
+                continue;
+            }
+            if made >= MAX_COPIES {
+                return None;
+            }
+            let original = owned.specialized.get(&callee).copied().unwrap_or(callee);
+            let copy = copy_procedure(&mut owned, callee, original);
+            made += 1;
+            // This call is the copy's first site; the copy's own calls are
+            // new sites of their callees.
+            taken.insert(copy);
+            work.push(copy);
+            let body = owned.procs[caller.index()].body.as_mut()?;
+            if let Some(Stmt {
+                kind: StmtKind::Call { callee, .. },
+                ..
+            }) = find_stmt(&mut body.stmts, stmt)
+            {
+                *callee = copy;
+            }
+        }
+    }
+    (made > 0).then_some(owned)
 }
 
 fn analyze<'a>(program: &'a Program, heads: &[Head], target: Target) -> Analysis<'a> {
@@ -826,7 +1043,7 @@ pub(crate) fn call_originals(out: &mut Program, procs: &[ProcId]) {
     }
 }
 
-fn each_stmt_mut(stmts: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
+pub(crate) fn each_stmt_mut(stmts: &mut [Stmt], f: &mut impl FnMut(&mut Stmt)) {
     for s in stmts {
         f(s);
         match &mut s.kind {

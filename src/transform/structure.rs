@@ -44,11 +44,112 @@ use std::collections::HashSet;
 /// are wrapped into blocks first (`adjoint/checkpoint`,
 /// [`super::checkpoint`]).
 pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
-    let program = then(Cow::Borrowed(program), lower_struct_conditionals);
+    let program = then(Cow::Borrowed(program), hoist_static_locals);
+    let program = then(program, lower_struct_conditionals);
     let program = then(program, split_address_lists);
     let program = then(program, split_struct_copies);
     let program = then(program, run_once_loops);
     then(program, structure_jumps_in)
+}
+
+/// `adjoint/static-local`: a `static` local that is not read-only is a
+/// global seen by one procedure (C99 6.2.4: one object for the whole run,
+/// initialised once); it becomes one, a file-scope `static` named after
+/// the procedure (`stage_s` for `s` in `stage`), declared right before
+/// the procedure with the local's comments, so the adjoint saves,
+/// restores and differentiates it as it does a global: a checkpoint or a
+/// backward sweep in another frame sees the same object. Programs without
+/// such locals are borrowed unchanged.
+pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
+    let writable_static = |st: &Stmt| {
+        matches!(&st.kind, StmtKind::Decl { storage: Storage::Static, vars, .. }
+            if vars.iter().any(|d| !read_only(program, &program.sym(d.sym).ty)))
+    };
+    let mut hoisted: Vec<(ProcId, Stmt)> = Vec::new();
+    let todo = procs_with(program, |s: &Stmt| writable_static(s));
+    if todo.is_empty() {
+        return Cow::Borrowed(program);
+    }
+    let mut out = program.clone();
+    for p in todo {
+        let proc = &mut out.procs[p.index()];
+        let Some(body) = &mut proc.body else {
+            continue;
+        };
+        crate::il::rewrite_stmt_lists(&mut body.stmts, &mut |list| {
+            for st in std::mem::take(list) {
+                if writable_static(&st) {
+                    hoisted.push((p, st));
+                } else {
+                    list.push(st);
+                }
+            }
+        });
+        let mut next = 0;
+        super::tangent::renumber(&mut body.stmts, &mut next);
+        proc.stmt_count = next;
+    }
+    let mut taken: HashSet<String> = out.symbols.iter().map(|s| s.name.clone()).collect();
+    taken.extend(out.procs.iter().map(|p| p.name.clone()));
+    taken.extend(out.typedefs.iter().map(|t| t.name.clone()));
+    taken.extend(out.macro_names().map(str::to_string));
+    for (p, st) in hoisted {
+        let StmtKind::Decl { base, vars, .. } = st.kind else {
+            continue;
+        };
+        for d in &vars {
+            let sym = &out.symbols[d.sym.index()];
+            let (old_name, old_scope) = (sym.name.clone(), sym.scope);
+            let base_name = format!("{}_{}", out.procs[p.index()].name, old_name);
+            let name = (0..)
+                .map(|i| {
+                    if i == 0 {
+                        base_name.clone()
+                    } else {
+                        format!("{base_name}{}", i - 1)
+                    }
+                })
+                .find(|n| !taken.contains(n))
+                .unwrap_or(base_name);
+            taken.insert(name.clone());
+            out.scopes[old_scope.index()].vars.remove(&old_name);
+            let global = out.global_scope;
+            out.scopes[global.index()].vars.insert(name.clone(), d.sym);
+            let sym = &mut out.symbols[d.sym.index()];
+            sym.name = name;
+            sym.kind = SymKind::Global;
+            sym.scope = global;
+        }
+        let at = out
+            .items
+            .iter()
+            .position(|i| matches!(i.kind, crate::il::ItemKind::Function(f) if f == p))
+            .unwrap_or(out.items.len());
+        let file = out.items.get(at).map_or(out.main_file, |i| i.file);
+        out.items.insert(
+            at,
+            crate::il::Item {
+                kind: crate::il::ItemKind::Globals {
+                    base,
+                    storage: Storage::Static,
+                    vars,
+                },
+                span: st.span,
+                comments: st.comments,
+                file,
+            },
+        );
+    }
+    Cow::Owned(out)
+}
+
+/// Is every scalar of an object of this type `const`?
+fn read_only(program: &Program, ty: &QualType) -> bool {
+    ty.is_const
+        || match program.resolve(&ty.ty) {
+            Type::Array { elem, .. } => read_only(program, elem),
+            _ => false,
+        }
 }
 
 /// `pass` applied to `program`, borrowed unchanged when the pass changes

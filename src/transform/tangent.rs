@@ -2273,6 +2273,12 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             program.proc(diff_procs[0]).span,
             main,
         );
+        let families: Vec<(ProcId, ProcId, u8)> = self
+            .dprocs
+            .iter()
+            .map(|(&p, &d)| (d, program.specialized.get(&p).copied().unwrap_or(p), 0))
+            .collect();
+        super::merge_identical_copies(&mut self.out, &mut items, &families);
         self.out.items = items;
         for p in &mut self.out.procs {
             p.origin = if p.origin == ProcOrigin::System {

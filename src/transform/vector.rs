@@ -134,6 +134,12 @@ struct Vectorizer<'i> {
     dprocs: Vec<ProcId>,
     /// Derivative procedures that may write derivative globals.
     global_writers: HashSet<ProcId>,
+    /// `tangent/vector-decl`: derivative variables given whole to a call
+    /// (`g_dv(&a, &ad, b, bd, …)`): their directions past `nbdirs` are
+    /// never set, and a compiler
+    /// that cannot see the callee read only up to `nbdirs` warns that
+    /// they may be used uninitialized; they start at zero.
+    passed_whole: HashSet<SymId>,
     cur: Option<ProcState>,
     /// The span given to built nodes: the statement being rewritten.
     span: Span,
@@ -155,6 +161,26 @@ impl<'i> Vectorizer<'i> {
             .map(|&d| (d, p.proc(d).params.clone()))
             .collect();
         let global_writers = global_writers(&p, &dsyms, &dprocs);
+        let mut passed_whole = HashSet::new();
+        for &d in &dprocs {
+            if let Some(b) = &p.proc(d).body {
+                crate::il::visit_stmts(&b.stmts, &mut |st| {
+                    if let StmtKind::Call { args, .. } = &st.kind {
+                        for a in args {
+                            let a = match &a.kind {
+                                ExprKind::AddrOf(r) => r,
+                                _ => a,
+                            };
+                            if let ExprKind::Var(v) = a.kind
+                                && dsyms.contains(&v)
+                            {
+                                passed_whole.insert(v);
+                            }
+                        }
+                    }
+                });
+            }
+        }
         Vectorizer {
             p,
             info,
@@ -164,6 +190,7 @@ impl<'i> Vectorizer<'i> {
             scalar_params,
             dprocs,
             global_writers,
+            passed_whole,
             cur: None,
             span: Span::default(),
         }
@@ -1510,9 +1537,11 @@ impl<'i> Vectorizer<'i> {
                     // double w[2] = {...}`); the printer then declares it
                     // apart from its primal.
                     super::names::strip_own_const(&mut self.p.symbols[d.sym.index()].ty);
+                    let zero = (self.passed_whole.contains(&d.sym) && self.p.is_real(&sty.ty))
+                        .then(|| Init::List(vec![Init::Expr(self.zero(&sty))], self.span));
                     current.push(Declarator {
                         sym: d.sym,
-                        init: None,
+                        init: zero,
                     });
                     collect_names(&self.p, init, &mut pending_names);
                     let lhs = self.mk(ExprKind::Var(d.sym), sty.clone());
@@ -1874,6 +1903,16 @@ impl<'i> Vectorizer<'i> {
         };
         if let Some(first) = self.p.items.iter_mut().find(|i| i.file == main) {
             item.comments.leading = std::mem::take(&mut first.comments.leading);
+        }
+        // The derivative of a first function carries the comment too, as
+        // its procedure's own: it would come out twice.
+        let moved = &item.comments.leading;
+        if !moved.is_empty() {
+            for proc in &mut self.p.procs {
+                if proc.comments.leading.starts_with(moved) {
+                    proc.comments.leading.drain(..moved.len());
+                }
+            }
         }
         let first = self
             .p
