@@ -1406,3 +1406,23 @@ double f(double x)\n{\n    srand(11);\n    double r = (double)(rand() % 7);\n   
     let draw = code.find("rand() % 7").expect(&code);
     assert!(seed < draw, "{code}");
 }
+
+/// `tangent/reset-merge` for a `static` local (`loc/static-local`): its
+/// derivative keeps its value from call to call like a global's, so a
+/// branch setting the static to a constant resets the derivative too.
+#[test]
+fn a_static_local_set_to_a_constant_resets_its_derivative() {
+    let src = "static double scale(double v, int first)\n{\n    static double last = 0.0;\n    if (first)\n        last = 0.0;\n    double r = v * v + 0.5 * last;\n    last = v;\n    return r;\n}\n\
+void f(int n, double *x, double *y)\n{\n    for (int i = 0; i < n; i++)\n        y[i] = scale(x[i], i == 0);\n}\n";
+    let out = tangent_of_text("last.c", src, "f(y)/(x)", &[]).unwrap();
+    let code: Vec<String> = common::code_without_comments(&out)
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect();
+    let at = code.iter().position(|l| l == "if (first) {").expect(&out);
+    assert_eq!(
+        code[at + 1..at + 4],
+        ["last = 0.0;", "lastd = 0.0;", "}"],
+        "{out}"
+    );
+}

@@ -19,10 +19,6 @@ pub mod keep;
 use crate::il::{Item, ItemKind, ProcId, Program, ScopeId, StmtKind, SymId};
 use std::collections::{HashMap, HashSet};
 
-/// The procedures the generated ones `roots` call or mention, directly or
-/// through the `static` ones among them (`il/callgraph`): the output copies
-/// the `static` ones. An original non-static function is the original
-/// translation unit's, so what it calls is not followed.
 /// `output/merge-copies`: among `generated` (each derivative procedure
 /// with the user's procedure it derives from, through any copy of it, and
 /// its role: `f_fwd` and `f_bwd` are not merged, though both may be
@@ -91,6 +87,10 @@ pub(crate) fn merge_identical_copies(
     }
 }
 
+/// The procedures the generated ones `roots` call or mention, directly or
+/// through the `static` ones among them (`il/callgraph`): the output copies
+/// the `static` ones. An original non-static function is the original
+/// translation unit's, so what it calls is not followed.
 pub(crate) fn reached_from(out: &Program, roots: impl Iterator<Item = ProcId>) -> HashSet<ProcId> {
     let graph = out.use_graph();
     let mut needed: HashSet<ProcId> = HashSet::new();

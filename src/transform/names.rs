@@ -652,12 +652,21 @@ fn diff_memory_args<'e>(
         }
         false
     };
+    // (Only an argument whose memory holds pointers is followed further.)
+    let program = a.program;
+    let holds_pointers = |arg: &Expr| match program.resolve(&arg.ty.ty) {
+        Type::Pointer(t) => matches!(program.resolve(&t.ty), Type::Pointer(_)),
+        Type::Array { elem, .. } => matches!(program.resolve(&elem.ty), Type::Pointer(_)),
+        _ => false,
+    };
     args.iter()
         .zip(&site.arg_places)
-        .filter(|(_, places)| {
-            places
-                .iter()
-                .any(|&pl| reaches_diff(&a.locs.place_zones(pl)))
+        .filter(|(arg, places)| {
+            places.iter().any(|&pl| {
+                let zones = a.locs.place_zones(pl);
+                zones.iter().any(|z| a.diff_zones.contains(z))
+                    || (holds_pointers(arg) && reaches_diff(&zones))
+            })
         })
         .map(|(arg, _)| arg)
         .collect()

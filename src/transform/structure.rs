@@ -66,29 +66,12 @@ pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
             if vars.iter().any(|d| !read_only(program, &program.sym(d.sym).ty)))
     };
     let mut hoisted: Vec<(ProcId, Stmt)> = Vec::new();
-    let todo = procs_with(program, |s: &Stmt| writable_static(s));
-    if todo.is_empty() {
+    let rewritten = rewrite_statements(program, writable_static, |st, _, _, p| {
+        hoisted.push((p, st));
+    });
+    let Cow::Owned(mut out) = rewritten else {
         return Cow::Borrowed(program);
-    }
-    let mut out = program.clone();
-    for p in todo {
-        let proc = &mut out.procs[p.index()];
-        let Some(body) = &mut proc.body else {
-            continue;
-        };
-        crate::il::rewrite_stmt_lists(&mut body.stmts, &mut |list| {
-            for st in std::mem::take(list) {
-                if writable_static(&st) {
-                    hoisted.push((p, st));
-                } else {
-                    list.push(st);
-                }
-            }
-        });
-        let mut next = 0;
-        super::tangent::renumber(&mut body.stmts, &mut next);
-        proc.stmt_count = next;
-    }
+    };
     let mut taken: HashSet<String> = out.symbols.iter().map(|s| s.name.clone()).collect();
     taken.extend(out.procs.iter().map(|p| p.name.clone()));
     taken.extend(out.typedefs.iter().map(|t| t.name.clone()));
@@ -126,6 +109,14 @@ pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
             .position(|i| matches!(i.kind, crate::il::ItemKind::Function(f) if f == p))
             .unwrap_or(out.items.len());
         let file = out.items.get(at).map_or(out.main_file, |i| i.file);
+        let mut comments = st.comments;
+        // The first item of its file keeps the file's opening comment
+        // first (the adjoint's runtime header takes it).
+        if at < out.items.len() && !out.items[..at].iter().any(|i| i.file == file) {
+            let mut leading = std::mem::take(&mut out.items[at].comments.leading);
+            leading.append(&mut comments.leading);
+            comments.leading = leading;
+        }
         out.items.insert(
             at,
             crate::il::Item {
@@ -135,7 +126,7 @@ pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
                     vars,
                 },
                 span: st.span,
-                comments: st.comments,
+                comments,
                 file,
             },
         );
@@ -195,7 +186,7 @@ pub(crate) fn lower_struct_conditionals(program: &Program) -> Cow<'_, Program> {
             .any(|d| matches!(&d.init, Some(Init::Expr(e)) if chosen(e))),
         _ => false,
     };
-    rewrite_statements(program, lowers, |st, list, scope| match &st.kind {
+    rewrite_statements(program, lowers, |st, list, scope, _| match &st.kind {
         StmtKind::Assign { lhs, rhs, .. } => {
             let mut chosen_copy = choose(lhs, rhs, st.span, scope);
             chosen_copy.comments = st.comments.clone();
@@ -227,14 +218,14 @@ pub(crate) fn lower_struct_conditionals(program: &Program) -> Cow<'_, Program> {
 
 /// `program` with each statement for which `matches` holds replaced by
 /// what `rewrite` pushes for it (given the statement, the list being
-/// rebuilt and the procedure body's scope), in every statement list of
+/// rebuilt, the procedure body's scope and the procedure), in every statement list of
 /// the procedures that have one; those procedures' statements are
 /// renumbered, the others keep their ids, and a program without such a
 /// statement is borrowed unchanged.
 fn rewrite_statements<'p>(
     program: &'p Program,
     matches: impl Fn(&Stmt) -> bool,
-    mut rewrite: impl FnMut(Stmt, &mut Vec<Stmt>, ScopeId),
+    mut rewrite: impl FnMut(Stmt, &mut Vec<Stmt>, ScopeId, ProcId),
 ) -> Cow<'p, Program> {
     let todo = procs_with(program, &matches);
     if todo.is_empty() {
@@ -250,7 +241,7 @@ fn rewrite_statements<'p>(
         crate::il::rewrite_stmt_lists(&mut body.stmts, &mut |list| {
             for st in std::mem::take(list) {
                 if matches(&st) {
-                    rewrite(st, list, scope);
+                    rewrite(st, list, scope, p);
                 } else {
                     list.push(st);
                 }
@@ -311,7 +302,7 @@ fn split_address_lists(program: &Program) -> Cow<'_, Program> {
         matches!(&st.kind, StmtKind::Decl { storage: Storage::Auto, vars, .. }
             if vars.iter().any(|d| d.init.as_ref().is_some_and(holds_address)))
     };
-    rewrite_statements(program, splits, |st, list, _| {
+    rewrite_statements(program, splits, |st, list, _, _| {
         let StmtKind::Decl { base, vars, .. } = &st.kind else {
             unreachable!("splits matched a declaration")
         };
@@ -361,7 +352,7 @@ pub(crate) fn split_struct_copies(program: &Program) -> Cow<'_, Program> {
             .any(|single| member_copies(program, single).is_some())
     };
     // `Vec b = a, c = a;`: one declaration per declarator, in order.
-    rewrite_statements(program, splits, |st, list, _| {
+    rewrite_statements(program, splits, |st, list, _, _| {
         for st in one_declarator_each(&st) {
             let Some(mut copies) = member_copies(program, &st) else {
                 list.push(st);

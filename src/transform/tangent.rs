@@ -1873,9 +1873,17 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         if !self.diff.syms.contains(&s) {
             return None;
         }
-        // Only what this procedure can name: its own locals and globals.
+        // Only what this procedure can name: its own locals and globals,
+        // and its `static` locals (interface zones, `loc/static-local`,
+        // owned by no procedure: their derivative keeps its value from
+        // call to call, so a reset is as needed as a global's).
         let sym = self.program.sym(s);
-        if sym.kind != SymKind::Global && self.a.locs.object(info.obj).owner != Some(self.proc) {
+        let own_static = sym.storage == Storage::Static
+            && self.scope_encloses(self.program.proc(self.proc).scope, sym.scope);
+        if sym.kind != SymKind::Global
+            && !own_static
+            && self.a.locs.object(info.obj).owner != Some(self.proc)
+        {
             return None;
         }
         // A local declared inside the construct is out of scope here (and
