@@ -269,6 +269,23 @@ fn a_check_error_both_modes_meet_is_reported_once() {
     assert_eq!(err.matches("has no domain").count(), 1, "{err}");
 }
 
+/// Runs `aioli MODE FILE --head HEAD EXTRA… --out OUT`.
+fn differentiate(
+    mode: &str,
+    file: &std::path::Path,
+    head: &str,
+    extra: &[&str],
+    out: &std::path::Path,
+) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args([mode, file.to_str().unwrap(), "--head", head])
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 /// `output/includes`: a header found beside the source is named from the
 /// output directory, so the output compiles with the original's flags;
 /// written beside the source, the line stays as the user wrote it.
@@ -290,11 +307,7 @@ fn a_header_beside_the_source_is_named_from_the_output_directory() {
             (&out, "#include \"../src/lib/api.h\""),
             (&src, "#include \"lib/api.h\""),
         ] {
-            let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
-                .args([mode, file.to_str().unwrap(), "--head", "m(m)/(x)", "--out"])
-                .arg(target)
-                .output()
-                .unwrap();
+            let run = differentiate(mode, &file, "m(m)/(x)", &[], target);
             assert!(
                 run.status.success(),
                 "{}",
@@ -326,17 +339,7 @@ fn a_parameter_named_like_its_function() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("same.c");
     std::fs::write(&path, "double f(double f)\n{\n    return 3.0 * f * f;\n}\n").unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .args([
-            "tangent",
-            path.to_str().unwrap(),
-            "--head",
-            "f(f)/(f)",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let run = differentiate("tangent", &path, "f(f)/(f)", &[], dir.path());
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
@@ -351,17 +354,7 @@ fn a_parameter_named_like_its_function() {
         "double f(double *f)\n{\n    f[0] = 2.0 * f[0];\n    return f[0];\n}\n",
     )
     .unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .args([
-            "tangent",
-            pointer.to_str().unwrap(),
-            "--head",
-            "f(f)/(f)",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let run = differentiate("tangent", &pointer, "f(f)/(f)", &[], dir.path());
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(
@@ -383,18 +376,7 @@ fn the_opening_comment_of_a_vector_output_comes_out_once() {
 void f(int n, double *x, double *y) { for (int i = 0; i < n; i++) y[i] = h(x[i]); }\n",
     )
     .unwrap();
-    let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .args([
-            "tangent",
-            path.to_str().unwrap(),
-            "--head",
-            "f(y)/(x)",
-            "--vector",
-            "--out",
-        ])
-        .arg(dir.path())
-        .output()
-        .unwrap();
+    let run = differentiate("tangent", &path, "f(y)/(x)", &["--vector"], dir.path());
     assert!(
         run.status.success(),
         "{}",
@@ -420,11 +402,7 @@ fn a_head_naming_an_integer_is_refused() {
     )
     .unwrap();
     for head in ["f(f)/(k)", "f(k)/(x)"] {
-        let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
-            .args(["tangent", path.to_str().unwrap(), "--head", head, "--out"])
-            .arg(dir.path())
-            .output()
-            .unwrap();
+        let run = differentiate("tangent", &path, head, &[], dir.path());
         let stderr = String::from_utf8_lossy(&run.stderr);
         assert_eq!(run.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains("k.c:1:8: error: head"), "{stderr}");
