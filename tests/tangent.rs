@@ -1341,37 +1341,6 @@ fn a_static_global_changed_only_by_copied_helpers_is_accepted() {
     );
 }
 
-/// `specialize/alloc-site`: two blocks from two calls of one allocating
-/// helper are told apart, so `axpy(n, 2.0, a, b)` is not warned about as
-/// an overlap; `output/merge-copies`: one derivative per helper.
-#[test]
-fn blocks_from_separate_calls_of_an_allocating_helper_are_told_apart() {
-    // (The fixture is in the adjoint corpus only: the vector output of this
-    // program meets a false -Wmaybe-uninitialized of GCC 12 at -O2.)
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/adjoint/allocation_sites.c");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .arg("tangent")
-        .arg(&path)
-        .args(["--head", "blend(blend)/(x w)", "--out"])
-        .arg(tempfile::tempdir().unwrap().path())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("warning"), "{stderr}");
-    let g = generate(&path, false).unwrap();
-    for helper in ["dvector", "scaled", "vec_new", "axpy", "vec_mul"] {
-        let definitions = g
-            .text
-            .lines()
-            .filter(|l| l.starts_with("static") && l.contains(&format!("{helper}_d(")))
-            .count();
-        assert_eq!(definitions, 1, "{helper}_d in {}", g.text);
-        assert!(!g.text.contains(&format!("{helper}_d0")), "{}", g.text);
-    }
-}
-
 /// The standard functions of `<string.h>`, `<stdio.h>`, `<time.h>` and
 /// `<math.h>` that passive code calls are known (`strncmp`, `strchr`,
 /// `fopen`, `clock`, `logb`, …); a pointer they return is written where

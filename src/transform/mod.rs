@@ -32,6 +32,20 @@ pub(crate) fn merge_identical_copies(
     items: &mut Vec<Item>,
     generated: &[(ProcId, ProcId, u8)],
 ) {
+    // Only a procedure with two derivatives in one role can merge; the
+    // shapes (printing) are computed for those alone.
+    let mut family_size: HashMap<(ProcId, u8), usize> = HashMap::new();
+    for &(_, user, role) in generated {
+        *family_size.entry((user, role)).or_default() += 1;
+    }
+    let candidates: HashMap<ProcId, (ProcId, u8)> = generated
+        .iter()
+        .filter(|&&(_, user, role)| family_size[&(user, role)] > 1)
+        .map(|&(d, user, role)| (d, (user, role)))
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
     let mut merged: HashMap<ProcId, ProcId> = HashMap::new();
     loop {
         let present: HashSet<ProcId> = items
@@ -48,7 +62,7 @@ pub(crate) fn merge_identical_copies(
             let ItemKind::Function(d) = item.kind else {
                 continue;
             };
-            let Some(&(_, user, role)) = generated.iter().find(|(g, _, _)| *g == d) else {
+            let Some(&(user, role)) = candidates.get(&d) else {
                 continue;
             };
             if !present.contains(&d) || merged.contains_key(&d) {

@@ -207,7 +207,22 @@ fn analyzed_after_merging<R>(
     f: impl FnOnce(&Analysis<'_>) -> R,
 ) -> R {
     let first = analyze(program, heads, target);
-    let conflicts = shared_helper_blocks(&first);
+    // Only where the adjoint would refuse the overlap: copies cost a second
+    // run of the analyses, and the tangent, which follows the original's
+    // reads and writes in lockstep, stays right with one block.
+    let refused = || {
+        let diff_procs: Vec<ProcId> = first
+            .order
+            .iter()
+            .copied()
+            .filter(|&p| first.is_diff_proc(p))
+            .collect();
+        super::tangent::refuse_overlapping_calls(&first, &diff_procs, true).is_err()
+    };
+    let conflicts = match target {
+        Target::Adjoint { .. } if refused() => shared_helper_blocks(&first),
+        _ => BTreeSet::new(),
+    };
     if !conflicts.is_empty()
         && let Some(separated) = separate_allocation_sites(program, heads, &conflicts)
     {
