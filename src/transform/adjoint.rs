@@ -878,7 +878,7 @@ fn char_spelling(b: u8) -> String {
 
 /// Is every scalar of an object of this type `const` (`const double`,
 /// `const double w[3]`)?
-fn is_read_only(program: &Program, ty: &QualType) -> bool {
+pub(crate) fn is_read_only(program: &Program, ty: &QualType) -> bool {
     ty.is_const
         || match program.resolve(&ty.ty) {
             Type::Array { elem, .. } => is_read_only(program, elem),

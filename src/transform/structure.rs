@@ -63,7 +63,7 @@ pub fn structure_jumps(program: &Program) -> Cow<'_, Program> {
 pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
     let writable_static = |st: &Stmt| {
         matches!(&st.kind, StmtKind::Decl { storage: Storage::Static, vars, .. }
-            if vars.iter().any(|d| !read_only(program, &program.sym(d.sym).ty)))
+            if vars.iter().any(|d| !super::adjoint::is_read_only(program, &program.sym(d.sym).ty)))
     };
     let mut hoisted: Vec<(ProcId, Stmt)> = Vec::new();
     let rewritten = rewrite_statements(program, writable_static, |st, _, _, p| {
@@ -132,15 +132,6 @@ pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
         );
     }
     Cow::Owned(out)
-}
-
-/// Is every scalar of an object of this type `const`?
-fn read_only(program: &Program, ty: &QualType) -> bool {
-    ty.is_const
-        || match program.resolve(&ty.ty) {
-            Type::Array { elem, .. } => read_only(program, elem),
-            _ => false,
-        }
 }
 
 /// `pass` applied to `program`, borrowed unchanged when the pass changes
