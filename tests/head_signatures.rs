@@ -76,3 +76,90 @@ fn a_passive_result_keeps_its_derivative_in_the_signature() {
     assert!(run.status.success());
     assert_eq!(String::from_utf8_lossy(&run.stdout), "0 9 0\n");
 }
+
+/// A global pointer named in the head stands for the memory it points to,
+/// as a pointer parameter does: its derivative is a global pointer of the
+/// output (`fieldd`, `fieldb`, CONTRACT §2) that the caller points at a
+/// derivative buffer. It was once taken for the pointer itself, which
+/// holds no real, and the derivative came out zero.
+#[test]
+fn a_global_pointer_in_the_head_stands_for_its_target() {
+    let program = "\
+double *field; /* the caller's data */
+double *out;
+double model(double x)
+{
+    out[0] = x * field[0] + field[1] * field[1];
+    return out[0] * x;
+}
+";
+    let driver = "\
+#include <math.h>
+#include <stdio.h>
+extern double *field, *out, *fieldd, *outd, *fieldb, *outb;
+double model(double x);
+double model_d(double x, double xd, double *model);
+void model_b(double x, double *xb, double modelb);
+int main(void)
+{
+    double f[2] = {0.5, 2.0}, o[1] = {0.0}, fd[2] = {0.7, -1.1}, od[1] = {0.0};
+    double fb[2] = {0.0, 0.0}, ob[1] = {0.25}, primal = 0.0, xb = 0.0;
+    double x = 1.5, xd = 0.3;
+    field = f; out = o; fieldd = fd; outd = od; fieldb = fb; outb = ob;
+    double d = model_d(x, xd, &primal);
+    double o0 = x * f[0] + f[1] * f[1];
+    double o0d = xd * f[0] + x * fd[0] + 2.0 * f[1] * fd[1];
+    int ok = fabs(primal - o0 * x) < 1e-12 && fabs(od[0] - o0d) < 1e-12
+        && fabs(d - (o0d * x + o0 * xd)) < 1e-12;
+    model_b(x, &xb, 1.0);
+    double o0b = 0.25 + x;
+    ok = ok && fabs(xb - (o0 + f[0] * o0b)) < 1e-12 && fabs(fb[0] - x * o0b) < 1e-12
+        && fabs(fb[1] - 2.0 * f[1] * o0b) < 1e-12;
+    printf(\"%s\\n\", ok ? \"ok\" : \"wrong\");
+    return 0;
+}
+";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let source = d.join("gp.c");
+    std::fs::write(&source, program).unwrap();
+    let out = d.to_str().unwrap();
+    for mode in ["tangent", "adjoint"] {
+        let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .args([
+                mode,
+                source.to_str().unwrap(),
+                "--head",
+                "model(model out)/(x field)",
+                "--out",
+                out,
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        assert!(!stderr.contains("warning"), "{stderr}");
+    }
+    let tangent = std::fs::read_to_string(d.join("gp_d.c")).unwrap();
+    assert!(tangent.contains("double *fieldd;"), "{tangent}");
+    let runtime = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args(["runtime", "--out", out])
+        .output()
+        .unwrap();
+    assert!(runtime.status.success());
+    let main = d.join("main.c");
+    std::fs::write(&main, driver).unwrap();
+    let exe = d.join("gp");
+    let strict = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-I", out];
+    let sources = [
+        source.as_path(),
+        &d.join("gp_d.c"),
+        &d.join("gp_b.c"),
+        &d.join("aioli.c"),
+        &main,
+    ];
+    common::compile(&strict, &sources, &exe).unwrap();
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success());
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "ok\n");
+}

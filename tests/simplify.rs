@@ -12,7 +12,9 @@ use aioli::back::print_c;
 use aioli::front::source::{SourceMap, Span};
 use aioli::front::{FrontOptions, load};
 use aioli::il::*;
-use aioli::simplify::{BUNDLED_RULES, ITERATION_LIMIT, NODE_LIMIT, Simplifier, SimplifyError};
+use aioli::simplify::{
+    BUNDLED_RULES, ITERATION_LIMIT, NODE_LIMIT, Simplifier, SimplifyError, TERM_LIMIT,
+};
 use proptest::prelude::*;
 use std::collections::HashMap;
 
@@ -68,14 +70,14 @@ impl Case {
     fn print(&mut self, e: &Expr) -> String {
         *self.ret() = e.clone();
         let text = print_c(&self.program, &self.sources);
-        let line = text
-            .lines()
-            .find(|l| l.trim_start().starts_with("return "))
-            .expect("a return line");
-        line.trim()
-            .trim_start_matches("return ")
-            .trim_end_matches(';')
-            .to_string()
+        // The statement from `return` to its `;`, over as many lines as
+        // the printer wrapped it on, joined by single spaces.
+        let start = text.find("return ").expect("a return statement");
+        let end = start + text[start..].find(';').expect("its end");
+        text[start + "return ".len()..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -842,6 +844,21 @@ fn limits() {
     assert_eq!(stats.limited, 0, "{stats:?}");
     check_contract(&case.program, &e, &out, TOL, 100, 3).unwrap();
     assert!(node_count(&out) < node_count(&e));
+
+    // Beyond TERM_LIMIT nodes a term is neither converted nor searched (a
+    // long sum's tangent would repeat that at each of its levels), but its
+    // own sub-expressions still are: here the conditional's branches.
+    let long: Vec<String> = (0..250).map(|k| format!("{}.0 * x", k + 1)).collect();
+    let input = format!("{} + (i > 0 ? xd * 1.0 : yd + 0.0)", long.join(" + "));
+    let mut case = Case::new(&input);
+    let e = case.expr();
+    assert!(node_count(&e) > TERM_LIMIT);
+    let (out, stats) = s.simplify_with_stats(&case.program, &e);
+    assert_eq!(stats.searches, 2, "{stats:?}");
+    let printed = case.print(&out);
+    assert!(printed.starts_with("1.0 * x + 2.0 * x"), "{printed}");
+    assert!(printed.ends_with("(i > 0 ? xd : yd)"), "{printed}");
+    check_contract(&case.program, &e, &out, TOL, 100, 3).unwrap();
 
     // General associativity and commutativity make the e-graph of a long
     // sum grow exponentially: the node limit stops it.

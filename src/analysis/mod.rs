@@ -594,10 +594,12 @@ impl<'a> Analysis<'a> {
     /// The zones of a head variable in the head procedure.
     pub fn head_zones(&self, head: &Head, v: HeadVar) -> Vec<Zone> {
         match v {
-            HeadVar::Param(s) => {
-                // The memory a parameter reaches: its own zones, and for a
-                // pointer what it points to, followed through the pointers
-                // found there (`g->u[i]`, `a[i][j]` of a `double **a`).
+            HeadVar::Param(s) | HeadVar::Global(s) => {
+                // The memory a parameter or global reaches: its own zones,
+                // and for a pointer what it points to, followed through the
+                // pointers found there (`g->u[i]`, `a[i][j]` of a
+                // `double **a`, the caller's buffer a `double *field`
+                // global points to).
                 let mut zs: Vec<Zone> = self
                     .locs
                     .reach(head.proc, self.locs.of_sym(s))
@@ -607,7 +609,6 @@ impl<'a> Analysis<'a> {
                 zs.sort_unstable();
                 zs
             }
-            HeadVar::Global(s) => self.locs.object_zones(self.locs.of_sym(s)).collect(),
             HeadVar::Result => self
                 .locs
                 .of_result(head.proc)

@@ -51,6 +51,9 @@ pub(crate) struct Converter<'a, F: FnMut(&Expr) -> Expr> {
     leaves: Vec<Expr>,
     /// The leaves without spans and parentheses: equal keys, same value.
     leaf_keys: Vec<Expr>,
+    /// `leaf_keys` indices by [`fingerprint`]: a long sum has thousands of
+    /// leaves, and a linear search made its conversion quadratic.
+    leaf_index: FxHashMap<u64, Vec<usize>>,
     consts: Vec<(Const, Expr)>,
     intrinsics: Vec<Intrinsic>,
     features: Features,
@@ -66,6 +69,7 @@ impl<'a, F: FnMut(&Expr) -> Expr> Converter<'a, F> {
             added: FxHashMap::default(),
             leaves: Vec::new(),
             leaf_keys: Vec::new(),
+            leaf_index: FxHashMap::default(),
             consts: Vec::new(),
             intrinsics: Vec::new(),
             features: Features::default(),
@@ -96,6 +100,59 @@ impl<'a, F: FnMut(&Expr) -> Expr> Converter<'a, F> {
         let id = self.rec.add(node.clone());
         self.added.insert(node, id);
         id
+    }
+
+    /// The prepared copy of `e` alone (its own sub-expressions simplified,
+    /// as [`Term::prepared`]), without building the term: for an input too
+    /// large to be searched.
+    pub fn prepare(mut self, e: &Expr) -> Expr {
+        self.prepared(e)
+    }
+
+    /// The nodes of `e`'s term counted as a tree (a leaf or constant is
+    /// one node, and a repeated one counts each time): at least the
+    /// term's size, found without building it.
+    pub fn tree_size(&self, e: &Expr) -> usize {
+        if self.constant(e).is_some() || !self.is_operation(e) {
+            return 1;
+        }
+        1 + match &e.kind {
+            ExprKind::Unary { arg, .. } => self.tree_size(arg),
+            ExprKind::Binary { lhs, rhs, .. } => self.tree_size(lhs) + self.tree_size(rhs),
+            ExprKind::Intrinsic { args, .. } => args.iter().map(|a| self.tree_size(a)).sum(),
+            _ => unreachable!("is_operation admits only these"),
+        }
+    }
+
+    fn prepared(&mut self, e: &Expr) -> Expr {
+        if self.constant(e).is_some() {
+            return e.clone();
+        }
+        if !self.is_operation(e) {
+            return (self.leaf)(e);
+        }
+        let kind = match &e.kind {
+            ExprKind::Unary { op, arg } => ExprKind::Unary {
+                op: *op,
+                arg: Box::new(self.prepared(arg)),
+            },
+            ExprKind::Binary { op, lhs, rhs } => ExprKind::Binary {
+                op: *op,
+                lhs: Box::new(self.prepared(lhs)),
+                rhs: Box::new(self.prepared(rhs)),
+            },
+            ExprKind::Intrinsic { call, args } => ExprKind::Intrinsic {
+                call: call.clone(),
+                args: args.iter().map(|a| self.prepared(a)).collect(),
+            },
+            _ => unreachable!("is_operation admits only these"),
+        };
+        Expr {
+            kind,
+            ty: e.ty.clone(),
+            span: e.span,
+            parens: e.parens,
+        }
     }
 
     /// Is `e` an operation of precision `T` that the terms represent?
@@ -174,12 +231,14 @@ impl<'a, F: FnMut(&Expr) -> Expr> Converter<'a, F> {
         if !self.is_operation(e) {
             let prepared = (self.leaf)(e);
             let key = normalized(&prepared);
-            let index = match self.leaf_keys.iter().position(|k| *k == key) {
-                Some(i) => {
+            let bucket = self.leaf_index.entry(fingerprint(&key)).or_default();
+            let index = match bucket.iter().find(|&&i| self.leaf_keys[i] == key) {
+                Some(&i) => {
                     self.features.insert(Features::DUP);
                     i
                 }
                 None => {
+                    bucket.push(self.leaf_keys.len());
                     self.leaf_keys.push(key);
                     self.leaves.push(prepared.clone());
                     self.leaves.len() - 1
@@ -260,6 +319,53 @@ impl<'a, F: FnMut(&Expr) -> Expr> Converter<'a, F> {
             _ => unreachable!("is_operation admits only these"),
         }
     }
+}
+
+/// A hash of `e`'s structure, types left out: equal expressions have
+/// equal fingerprints, so a fingerprint narrows the search for an equal
+/// leaf to a bucket, which `==` then settles.
+fn fingerprint(e: &Expr) -> u64 {
+    use std::hash::{Hash, Hasher};
+    fn feed(e: &Expr, h: &mut rustc_hash::FxHasher) {
+        std::mem::discriminant(&e.kind).hash(h);
+        match &e.kind {
+            ExprKind::IntConst { value, .. } | ExprKind::CharConst { value, .. } => value.hash(h),
+            ExprKind::RealConst { value, .. } => value.to_bits().hash(h),
+            ExprKind::StrConst(text) => text.hash(h),
+            ExprKind::Var(sym) => sym.hash(h),
+            ExprKind::Index { base, index } => {
+                feed(base, h);
+                feed(index, h);
+            }
+            ExprKind::Field { base, field, .. } => {
+                field.hash(h);
+                feed(base, h);
+            }
+            ExprKind::Deref(a)
+            | ExprKind::AddrOf(a)
+            | ExprKind::SizeOfExpr(a)
+            | ExprKind::Cast { arg: a, .. } => feed(a, h),
+            ExprKind::Unary { op, arg } => {
+                std::mem::discriminant(op).hash(h);
+                feed(arg, h);
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                std::mem::discriminant(op).hash(h);
+                feed(lhs, h);
+                feed(rhs, h);
+            }
+            ExprKind::Intrinsic { args, .. } => args.iter().for_each(|a| feed(a, h)),
+            ExprKind::Cond { cond, then, other } => {
+                feed(cond, h);
+                feed(then, h);
+                feed(other, h);
+            }
+            ExprKind::SizeOfType(_) => {}
+        }
+    }
+    let mut h = rustc_hash::FxHasher::default();
+    feed(e, &mut h);
+    h.finish()
 }
 
 /// `e` without spans and parentheses, which do not change its value:

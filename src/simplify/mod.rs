@@ -41,7 +41,8 @@ pub const ITERATION_LIMIT: usize = 8;
 /// E-nodes of the e-graph (its hash-cons, pruned nodes included) before
 /// the search stops. `simplify/limits`
 pub const NODE_LIMIT: usize = 10_000;
-/// Nodes of a term beyond which it is not searched: its parts were, as
+/// Nodes of a term, counted as a tree, beyond which it is neither built
+/// nor searched: its parts were, as
 /// the derivative was built (each active operand's derivative is
 /// simplified on its own), and the extraction's cost grows with the
 /// square of a term's depth, which a long sum makes its length.
@@ -139,7 +140,7 @@ impl Simplifier {
                 parens: e.parens,
             };
         }
-        let term = Converter::new(program, kind, |leaf: &Expr| {
+        let converter = Converter::new(program, kind, |leaf: &Expr| {
             // A conditional, or real arithmetic of another precision, is
             // simplified on its own before it becomes a leaf.
             let own = matches!(leaf.kind, ExprKind::Cond { .. })
@@ -149,9 +150,12 @@ impl Simplifier {
             } else {
                 leaf.clone()
             }
-        })
-        .convert(e);
-        if term.rec.len() > TERM_LIMIT || !self.may_improve(&term) {
+        });
+        if converter.tree_size(e) > TERM_LIMIT {
+            return converter.prepare(e);
+        }
+        let term = converter.convert(e);
+        if !self.may_improve(&term) {
             return term.prepared;
         }
         let Some(best) = self.search_once(kind, &term, stats) else {
