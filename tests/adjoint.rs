@@ -1566,6 +1566,27 @@ void f(double *x, int n)\n{\n    Job jb;\n    jb.in = x;\n    jb.out = x;\n    j
     );
 }
 
+/// The same through global pointers (`src = u; dst = u + 1; kernel();`),
+/// which the callee equally takes as designating distinct memory: `f_b`
+/// read values the writes through `dst` had changed, unsaved (found by
+/// probeAS).
+#[test]
+fn one_array_reached_through_two_global_pointers_is_refused() {
+    let src = "double *src, *dst;\n\
+static void kernel(int m)\n{\n    for (int i = 0; i < m; i++)\n        dst[i] = src[i] * src[i];\n}\n\
+void f(int n, double *u)\n{\n    src = u;\n    dst = u + 1;\n    kernel(n - 1);\n}\n";
+    let err = adjoint_of_text("globals.c", src, "f(u)/(u)").unwrap_err();
+    assert!(err.contains("globals.c:12:5: error:"), "{err}");
+    assert!(
+        err.contains("'kernel' reaches the same memory through 'src' and 'dst'"),
+        "{err}"
+    );
+    let apart = src
+        .replace("dst = u + 1;", "dst = v;")
+        .replace("void f(int n, double *u)", "void f(int n, double *u, double *v)");
+    adjoint_of_text("apart.c", &apart, "f(v)/(u)").unwrap();
+}
+
 /// `deriv-use/adjoint-reset` and CONTRACT §2: a field a callee overwrites
 /// but that nothing ever varies (`m->pas`, set from constants only) has no
 /// adjoint: `M_b` holds the active field alone, as the tangent's `M_d`.

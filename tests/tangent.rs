@@ -1341,6 +1341,56 @@ fn a_static_global_changed_only_by_copied_helpers_is_accepted() {
     );
 }
 
+/// `tangent/output`: a `static` global that the head changes and an
+/// original function reads is refused where the head changes it: `f_d`
+/// changes the output's copy, and the original `get_last_norm()` would
+/// still return the old value (found by probeAS). Used by the head alone,
+/// it is the output's own.
+#[test]
+fn a_static_global_the_head_changes_and_another_function_reads_is_refused() {
+    let accessor = "#include <math.h>\n\
+         static double last_norm;\n\
+         double get_last_norm(void) { return last_norm; }\n\
+         double f(int n, const double *x)\n{\n    double s = 0.0;\n    \
+         for (int i = 0; i < n; i++)\n        s += x[i] * x[i];\n    \
+         last_norm = sqrt(s);\n    return last_norm * x[0];\n}\n";
+    let err = tangent_of_text("accessor.c", accessor, "f(f)/(x)", &[]).unwrap_err();
+    assert!(
+        err.contains(
+            "accessor.c:9:5: error: 'last_norm' is a static global that 'get_last_norm' reads"
+        ),
+        "{err}"
+    );
+    let own = accessor.replace("double get_last_norm(void) { return last_norm; }\n", "");
+    let code = tangent_of_text("own.c", &own, "f(f)/(x)", &[]).unwrap();
+    assert!(code.contains("static double last_norm;"), "{code}");
+}
+
+/// `ptr/global-init` follows one address given to one pointer; a table of
+/// pointers or a struct initialised with addresses of real data is refused
+/// where differentiated code uses it (its derivatives came out zero, found
+/// by probeAS). A table of strings is no concern.
+#[test]
+fn a_global_initialised_with_a_list_of_addresses_is_refused() {
+    let table = "double a[2], b[2];\n\
+         double *tab[2] = {a, b};\n\
+         void f(void)\n{\n    tab[1][0] = tab[0][0] * tab[0][0];\n}\n";
+    let err = tangent_of_text("table.c", table, "f(b)/(a)", &[]).unwrap_err();
+    assert!(
+        err.contains("table.c:2:9: error: aioli does not follow the addresses global 'tab' is initialised with"),
+        "{err}"
+    );
+    let view = "typedef struct {\n    double *v;\n    int n;\n} View;\n\
+         double g[4];\n\
+         View gv = {g, 4};\n\
+         void f(double *y)\n{\n    for (int i = 0; i < gv.n; i++)\n        y[0] += gv.v[i] * gv.v[i];\n}\n";
+    let err = tangent_of_text("view.c", view, "f(y)/(g)", &[]).unwrap_err();
+    assert!(err.contains("assign the pointers of 'gv' in the code instead"), "{err}");
+    let names = "const char *names[2] = {\"a\", \"b\"};\n\
+         double f(double x)\n{\n    return names[0][0] == 'a' ? x * x : x;\n}\n";
+    tangent_of_text("names.c", names, "f(f)/(x)", &[]).unwrap();
+}
+
 /// The standard functions of `<string.h>`, `<stdio.h>`, `<time.h>` and
 /// `<math.h>` that passive code calls are known (`strncmp`, `strchr`,
 /// `fopen`, `clock`, `logb`, …); a pointer they return is written where

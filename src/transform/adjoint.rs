@@ -1444,6 +1444,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 let fresh = self.namer.fresh_local(&name);
                 self.out.symbols[s.index()].name = fresh.clone();
                 seen.insert(fresh);
+            } else {
+                // A name given by an earlier pass over this procedure (the
+                // `k0` of `f_fwd`, again in `f_bwd`) is taken here too.
+                self.namer.reserve_local(&name);
             }
         }
         self.private_adjoints.clear();

@@ -899,6 +899,12 @@ impl Namer {
         n
     }
 
+    /// Marks `name` as a local of the current procedure, so that no fresh
+    /// local takes it.
+    pub fn reserve_local(&mut self, name: &str) {
+        self.local.insert(name.to_string());
+    }
+
     fn pick(&self, base: &str, _ok: impl Fn(&Self, &str) -> bool) -> String {
         let free = |n: &str| !self.taken.contains(n) && !self.local.contains(n);
         if free(base) {
@@ -1206,17 +1212,71 @@ pub(crate) fn refuse_stale_statics(
             break;
         }
     }
-    // Static globals that other procedures write or take the address of.
+    // Static globals that other procedures write or take the address of,
+    // and those they use.
     let mut changed_elsewhere: HashMap<SymId, String> = HashMap::new();
-    for (p, u) in static_global_uses(program) {
-        if held.contains(&p) {
+    let mut used_elsewhere: HashMap<SymId, String> = HashMap::new();
+    let uses = static_global_uses(program);
+    let mut called_by_output: HashSet<ProcId> = HashSet::new();
+    let mut todo: Vec<ProcId> = held.iter().copied().collect();
+    while let Some(p) = todo.pop() {
+        for &c in &graph[p.0 as usize] {
+            if !held.contains(&c) && called_by_output.insert(c) {
+                todo.push(c);
+            }
+        }
+    }
+    for (p, u) in &uses {
+        if held.contains(p) {
             continue;
         }
-        for v in u.changed {
+        for &v in &u.changed {
             changed_elsewhere
                 .entry(v)
-                .or_insert_with(|| program.proc(p).name.clone());
+                .or_insert_with(|| program.proc(*p).name.clone());
         }
+        // A function the output calls by name is judged, with the call
+        // site, by `refuse_split_statics`.
+        if called_by_output.contains(p) {
+            continue;
+        }
+        for &v in &u.used {
+            used_elsewhere
+                .entry(v)
+                .or_insert_with(|| program.proc(*p).name.clone());
+        }
+    }
+    // The converse: the output changes its copy, and an original function
+    // reads the original's, which the derivative code leaves as it was
+    // (`f_d` updates `last`, the original `get_last()` still returns the
+    // old value).
+    for (p, u) in &uses {
+        if !held.contains(p) {
+            continue;
+        }
+        let Some(v) = u.changed.iter().find(|v| used_elsewhere.contains_key(v)) else {
+            continue;
+        };
+        let Some(body) = &program.proc(*p).body else {
+            continue;
+        };
+        let mut at = None;
+        crate::il::visit_stmts(&body.stmts, &mut |s| {
+            if at.is_none() && crate::il::stored_ref(s).and_then(root_sym) == Some(*v) {
+                at = Some(s.span);
+            }
+        });
+        let name = &program.sym(*v).name;
+        return Err(crate::front::diag::Diagnostic::error(
+            at.unwrap_or(program.sym(*v).span),
+            format!(
+                "'{name}' is a static global that '{}' reads; the output has its own copy of it, \
+                 whose changes '{}' would not see (make it non-static so the output can share \
+                 the original's)",
+                used_elsewhere[v],
+                used_elsewhere[v]
+            ),
+        ));
     }
     if changed_elsewhere.is_empty() {
         return Ok(());

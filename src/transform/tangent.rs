@@ -320,7 +320,11 @@ fn aliased_targets(
         BTreeMap::new();
     for (&z, caller) in &site.map {
         let obj = a.locs.zone(z).obj;
-        if !matches!(a.locs.object(obj).kind, ObjKind::Target { proc: Some(q), .. } if q == callee)
+        // The callee's formals' targets, and the global pointers' (`src =
+        // u; dst = u + 1; kernel();`), which it equally takes as distinct.
+        if !matches!(a.locs.object(obj).kind,
+            ObjKind::Target { proc: Some(q), .. } if q == callee)
+            && !matches!(a.locs.object(obj).kind, ObjKind::Target { proc: None, .. })
         {
             continue;
         }
@@ -481,6 +485,16 @@ fn only_advances(program: &Program, proc: ProcId, k: usize) -> bool {
         }
     });
     ok
+}
+
+/// Does an initialiser list hold the address of memory holding reals (not
+/// a string's), at any depth?
+fn holds_address(program: &Program, items: &[Init]) -> bool {
+    items.iter().any(|i| match i {
+        Init::List(inner, _) => holds_address(program, inner),
+        Init::Expr(e) => crate::transform::names::address_type(program, &e.ty)
+            .is_some_and(|t| program.contains_real(&t.ty) && !crate::il::is_null_constant(e)),
+    })
 }
 
 /// Pointers whose derivative pointers aioli cannot keep in step, refused
@@ -670,14 +684,22 @@ pub(crate) fn refuse_untracked_pointers(
             continue;
         };
         for v in vars {
-            let Some(Init::Expr(e)) = &v.init else {
-                continue;
+            // A list (`double *tab[2] = {a, b};`, `View gv = {g, 4};`)
+            // holding an address: `ptr/global-init` follows a single one.
+            let listed = match &v.init {
+                Some(Init::List(items, _)) => holds_address(program, items),
+                _ => false,
             };
-            if !is_pointer(program, &program.sym(v.sym).ty)
-                || crate::il::is_null_constant(e)
-                || a.locs.initial_variable(v.sym).is_some()
-            {
-                continue;
+            if !listed {
+                let Some(Init::Expr(e)) = &v.init else {
+                    continue;
+                };
+                if !is_pointer(program, &program.sym(v.sym).ty)
+                    || crate::il::is_null_constant(e)
+                    || a.locs.initial_variable(v.sym).is_some()
+                {
+                    continue;
+                }
             }
             let mut used = false;
             for &p in &a.order {
@@ -695,10 +717,14 @@ pub(crate) fn refuse_untracked_pointers(
                 return Err(Diagnostic::error(
                     program.sym(v.sym).span,
                     format!(
-                        "aioli does not follow the address global pointer '{}' is initialised \
+                        "aioli does not follow the address{} global {}'{}' is initialised \
                          with (only an array, a row of one, or the address of a variable or of \
-                         an element); assign '{}' in the code instead",
+                         an element, given to a single pointer); assign {}'{}' in the code \
+                         instead",
+                        if listed { "es" } else { "" },
+                        if listed { "" } else { "pointer " },
                         program.sym(v.sym).name,
+                        if listed { "the pointers of " } else { "" },
                         program.sym(v.sym).name,
                     ),
                 ));
