@@ -1171,6 +1171,22 @@ fn constructs_beyond_the_corpus_agree() {
     let (text, n) = compare_text("t2", t2).unwrap();
     assert!(n > 0);
     assert!(text.contains("double t2d[NBDIRSMAX]"), "{text}");
+    // A pointer result stored in a pointer to const: C does not convert
+    // `const double (**)[NBDIRSMAX]` to the callee's parameter type, so a
+    // temporary receives it (found by probeAS; GCC 14 rejects the call).
+    let t3 = "// aioli: head='t3(y)/(x)' domain='x[2]=[0.5,1.5] y[1]=[0,0]'\n\
+              static double *at(double *a, int i) { return &a[i]; }\n\
+              void t3(double *x, double *y)\n\
+              {\n\
+                  const double *r = at(x, 1);\n\
+                  y[0] = r[0] * r[0];\n\
+              }\n";
+    let (text, n) = compare_text("t3", t3).unwrap();
+    assert!(n > 0);
+    assert!(
+        text.contains("rd = (const double (*)[NBDIRSMAX])aioli_resultd;"),
+        "{text}"
+    );
 }
 
 /// `tangent/vector-decl`: a static derivative keeps its once-only zero

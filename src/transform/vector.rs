@@ -1606,6 +1606,7 @@ impl<'i> Vectorizer<'i> {
             }
         }
         let mut new_result = None;
+        let mut after = None;
         if self.info.result_params.contains_key(&callee) {
             let ret = self.p.proc(callee).ret.clone();
             let target = match result {
@@ -1617,7 +1618,30 @@ impl<'i> Vectorizer<'i> {
             let fd_arg = if self.struct_of(&target.ty).is_some()
                 || matches!(self.p.resolve(&target.ty.ty), Type::Pointer(_))
             {
-                let r = self.retype(&target)?;
+                let mut r = self.retype(&target)?;
+                let bare = QualType {
+                    is_const: false,
+                    ..ret.clone()
+                };
+                if matches!(self.p.resolve(&target.ty.ty), Type::Pointer(_))
+                    && self.p.resolve(&r.ty.ty) != self.p.resolve(&self.vt(&bare).ty)
+                {
+                    // `const double *r = at(x, 1)`: `&rd` would be a
+                    // `const double (**)[NBDIRSMAX]`, which C does not
+                    // convert to the callee's `double (**)[NBDIRSMAX]`;
+                    // a temporary of the callee's type receives it.
+                    let t = self.derivative_temp("aioli_resultd", &ret);
+                    let t = self.retype(&t)?;
+                    let cast = self.mk(
+                        ExprKind::Cast {
+                            to: r.ty.clone(),
+                            arg: Box::new(t.clone()),
+                        },
+                        r.ty.clone(),
+                    );
+                    after = Some(self.assign(r, cast));
+                    r = t;
+                }
                 let ty = r.ty.clone().pointer_to();
                 self.mk(ExprKind::AddrOf(Box::new(r)), ty)
             } else {
@@ -1643,6 +1667,9 @@ impl<'i> Vectorizer<'i> {
             },
             ..s.clone()
         }));
+        if let Some(a) = after {
+            pieces.push(Piece::Plain(a));
+        }
         if pieces.len() > 1 {
             // The call's comments introduce the temporaries computed for it.
             let leading = match pieces.last_mut() {
