@@ -1391,6 +1391,31 @@ fn a_global_initialised_with_a_list_of_addresses_is_refused() {
     tangent_of_text("names.c", names, "f(f)/(x)", &[]).unwrap();
 }
 
+/// `eff/decl`: each item of an initialiser list reaches only the part it
+/// initialises, so `Noise nz = {x, 0.1};` leaves `nz.dt` passive and
+/// `Noise_d` holds `q` alone, as field-by-field assignments do (CONTRACT
+/// §2; found by probeAT). The derivative of `n` is `nd` (CONTRACT §2): the
+/// vector mode's direction counter takes another name.
+#[test]
+fn an_initialiser_list_activates_only_the_fields_it_sets_from_active_values() {
+    let src = "typedef struct {\n    double q, dt;\n} Noise;\n\
+         static double use(const Noise *n)\n{\n    return n->q * n->dt;\n}\n\
+         double f(double x)\n{\n    Noise nz = {x, 0.1};\n    return use(&nz);\n}\n";
+    let code = common::code_without_comments(&tangent_of_text("init.c", src, "f(f)/(x)", &[]).unwrap());
+    assert!(
+        code.contains("typedef struct {\n    double q;\n} Noise_d;"),
+        "{code}"
+    );
+    assert!(code.contains("return nd->q * n->dt;"), "{code}");
+    assert!(code.contains("Noise_d nzd = {xd};"), "{code}");
+    // Brace elision (items not following the type) keeps every part
+    // depending on every item.
+    let elided = "typedef struct {\n    double q, dt;\n} Noise;\n\
+         double f(double x)\n{\n    Noise nz[2] = {x, 0.1, 0.2, x};\n    return nz[0].q * nz[1].dt;\n}\n";
+    let code = common::code_without_comments(&tangent_of_text("elided.c", elided, "f(f)/(x)", &[]).unwrap());
+    assert!(code.contains("double dt;\n} Noise_d;"), "{code}");
+}
+
 /// The standard functions of `<string.h>`, `<stdio.h>`, `<time.h>` and
 /// `<math.h>` that passive code calls are known (`strncmp`, `strchr`,
 /// `fopen`, `clock`, `logb`, …); a pointer they return is written where

@@ -1564,16 +1564,39 @@ impl EffectBuilder<'_, '_> {
                                 let mut dreads = Vec::new();
                                 self.init_reads(items, &mut reads, &mut dreads);
                                 acc.reads.extend(reads.iter().copied());
+                                // `eff/decl`: each item reaches the part it
+                                // initialises (`Noise nz = {x, 0.1};` makes
+                                // `nz.dt` depend on nothing); every part
+                                // from all items where the items do not
+                                // follow the type (brace elision).
+                                let ty = self.program.sym(d.sym).ty.ty.clone();
+                                let mut parts = Vec::new();
+                                let by_part =
+                                    self.init_reads_by_part(&ty, items, &mut Vec::new(), &mut parts);
                                 let zs: Vec<Zone> = self.locs.object_zones(obj).collect();
                                 let whole = zs.len() == 1 && !self.locs.zone(zs[0]).atom;
                                 for w in zs {
                                     let real = self.locs.zone(w).real;
                                     acc.write(w, whole, real);
-                                    for &u in &reads {
+                                    let mut from: Vec<Zone> = Vec::new();
+                                    let mut dfrom: Vec<Zone> = Vec::new();
+                                    if by_part {
+                                        let path = &self.locs.zone(w).path;
+                                        for (prefix, r, dr) in &parts {
+                                            if path.starts_with(prefix) {
+                                                from.extend(r.iter().copied());
+                                                dfrom.extend(dr.iter().copied());
+                                            }
+                                        }
+                                    } else {
+                                        from.clone_from(&reads);
+                                        dfrom.clone_from(&dreads);
+                                    }
+                                    for &u in &from {
                                         acc.dep.push((u, w));
                                     }
                                     if real {
-                                        for &u in &dreads {
+                                        for &u in &dfrom {
                                             acc.diff_dep.push((u, w));
                                         }
                                     }
@@ -1760,6 +1783,60 @@ impl EffectBuilder<'_, '_> {
             }
             _ => {}
         }
+    }
+
+    /// The reads (all, differentiable) of each item of an initialiser list
+    /// of a `ty` value, by the path of the part it initialises (field
+    /// indices, arrays skipped, as `Locs` numbers zones); `false` where
+    /// the items do not follow the type (brace elision: `{1.0, 2.0}` for
+    /// an array of structs), whose parts are then not told apart.
+    fn init_reads_by_part(
+        &mut self,
+        ty: &Type,
+        items: &[Init],
+        path: &mut Vec<usize>,
+        out: &mut Vec<(Vec<usize>, Vec<Zone>, Vec<Zone>)>,
+    ) -> bool {
+        let resolved = self.program.resolve(ty).clone();
+        let aggregate = |program: &Program, t: &Type| {
+            matches!(program.resolve(t), Type::Struct(_) | Type::Array { .. })
+        };
+        for (k, item) in items.iter().enumerate() {
+            let part = match &resolved {
+                Type::Array { elem, .. } => elem.ty.clone(),
+                Type::Struct(sid) => match self.program.strukt(*sid).fields.get(k) {
+                    Some(f) => {
+                        path.push(k);
+                        f.ty.ty.clone()
+                    }
+                    None => return false,
+                },
+                // A scalar in braces: `double x = {1.0};`.
+                t => t.clone(),
+            };
+            let ok = match item {
+                Init::List(inner, _) => self.init_reads_by_part(&part, inner, path, out),
+                Init::Expr(e) => {
+                    if aggregate(self.program, &part) && !aggregate(self.program, &e.ty.ty) {
+                        false
+                    } else {
+                        let mut reads = Vec::new();
+                        let mut dreads = Vec::new();
+                        self.reads(e, &mut reads);
+                        self.diff_reads(e, &mut dreads);
+                        out.push((path.clone(), reads, dreads));
+                        true
+                    }
+                }
+            };
+            if matches!(resolved, Type::Struct(_)) {
+                path.pop();
+            }
+            if !ok {
+                return false;
+            }
+        }
+        true
     }
 
     fn init_reads(&mut self, items: &[Init], reads: &mut Vec<Zone>, dreads: &mut Vec<Zone>) {

@@ -815,7 +815,10 @@ impl Namer {
         taken.extend(program.procs.iter().map(|p| p.name.clone()));
         taken.extend(program.typedefs.iter().map(|t| t.name.clone()));
         taken.extend(program.structs.iter().filter_map(|s| s.tag.clone()));
-        for kw in ["nd", "nbdirs", "NBDIRSMAX"] {
+        // (The vector mode's direction counter picks a name free in each
+        // procedure, so a derivative may be `nd`, as CONTRACT §2 names
+        // the derivative of `n`.)
+        for kw in ["nbdirs", "NBDIRSMAX"] {
             taken.insert(kw.to_string());
         }
         // The output keeps the user's `#define` lines: a name they define

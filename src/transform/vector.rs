@@ -1619,18 +1619,31 @@ impl<'i> Vectorizer<'i> {
                 || matches!(self.p.resolve(&target.ty.ty), Type::Pointer(_))
             {
                 let mut r = self.retype(&target)?;
-                let bare = QualType {
-                    is_const: false,
-                    ..ret.clone()
+                // The callee's result type, from its primal-result
+                // parameter (`double **at`).
+                let callee_ret = self.info.result_params.get(&callee).and_then(|&r| {
+                    match self.p.resolve(&self.p.sym(r).ty.ty) {
+                        Type::Pointer(t) => Some(QualType {
+                            is_const: false,
+                            ..(**t).clone()
+                        }),
+                        _ => None,
+                    }
+                });
+                let pointee_const = |ty: &QualType| match self.p.resolve(&ty.ty) {
+                    Type::Pointer(q) => Some(q.is_const),
+                    _ => None,
                 };
-                if matches!(self.p.resolve(&target.ty.ty), Type::Pointer(_))
-                    && self.p.resolve(&r.ty.ty) != self.p.resolve(&self.vt(&bare).ty)
-                {
+                let differs = match (&callee_ret, pointee_const(&target.ty)) {
+                    (Some(c), Some(t)) => pointee_const(c).is_some_and(|cc| cc != t),
+                    _ => false,
+                };
+                if let (true, Some(bare)) = (differs, callee_ret) {
                     // `const double *r = at(x, 1)`: `&rd` would be a
                     // `const double (**)[NBDIRSMAX]`, which C does not
                     // convert to the callee's `double (**)[NBDIRSMAX]`;
                     // a temporary of the callee's type receives it.
-                    let t = self.derivative_temp("aioli_resultd", &ret);
+                    let t = self.derivative_temp("aioli_resultd", &bare);
                     let t = self.retype(&t)?;
                     let cast = self.mk(
                         ExprKind::Cast {
