@@ -410,3 +410,33 @@ fn a_head_naming_an_integer_is_refused() {
         assert!(!dir.path().join("k_d.c").exists());
     }
 }
+
+/// Legal C that editors and old codes write: a `register` parameter (the
+/// one storage class C99 allows there, also in a prototype) and a UTF-8
+/// byte-order mark at the top of the file (probeAT). A file that cannot be
+/// read is reported by its name alone, without an empty source line and a
+/// stray caret (probeAR).
+#[test]
+fn register_parameters_and_a_byte_order_mark_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("reg.c");
+    std::fs::write(
+        &file,
+        "\u{feff}static double cube(register double v);\n\
+         static double cube(register double v)\n{\n    register double s = v * v;\n    return s * v;\n}\n\
+         double f(double x)\n{\n    return cube(x);\n}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = differentiate("tangent", &file, "f(f)/(x)", &[], &out);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let text = std::fs::read_to_string(out.join("reg_d.c")).unwrap();
+    assert!(!text.contains('\u{feff}'), "{text}");
+    assert!(text.contains("static double cube_d(double v, double vd, double *cube)"), "{text}");
+
+    let missing = differentiate("tangent", &dir.path().join("none.c"), "f", &[], &out);
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert!(stderr.contains("none.c:1:1: error: cannot read file"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

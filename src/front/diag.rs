@@ -64,6 +64,10 @@ pub fn render(sources: &SourceMap, d: &Diagnostic) -> String {
         kind,
         d.message
     );
+    // A file that could not be read has no line to show.
+    if file.text.is_empty() {
+        return out;
+    }
     let text = file.line_text(line);
     let _ = writeln!(out, "{text}");
     let mut caret = String::new();

@@ -220,6 +220,12 @@ fn load_file(sources: &mut SourceMap, path: &Path) -> Result<Rc<LexedFile>, Load
         Ok(text) => text,
         Err(e) => e.as_bytes().iter().map(|&b| char::from(b)).collect(),
     };
+    // A UTF-8 byte-order mark, which some editors write, is no character
+    // of the program (compilers skip it too).
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    };
     let nul = text.find('\0');
     let id = sources.add(path, text);
     if let Some(at) = nul {

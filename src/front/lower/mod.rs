@@ -214,6 +214,9 @@ struct Lowerer<'a> {
     /// The comment after the `}` of the braced body just lowered (`}
     /// /* end for */`), for the statement that owns the body to carry.
     body_trailing: Option<String>,
+    /// Set while lowering a parameter's specifiers, where `register` is
+    /// allowed (C99 6.7.5.3), even in a prototype at file scope.
+    in_param: bool,
 }
 
 impl<'a> Lowerer<'a> {
@@ -248,6 +251,7 @@ impl<'a> Lowerer<'a> {
             in_branch: 0,
             in_assert: false,
             body_trailing: None,
+            in_param: false,
         }
     }
 

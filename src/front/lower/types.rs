@@ -68,8 +68,10 @@ impl Lowerer<'_> {
                         ast::StorageClass::Auto | ast::StorageClass::Register => None,
                         c => Some(*c),
                     };
+                    let param_register = self.in_param && *c == ast::StorageClass::Register;
                     if matches!(c, ast::StorageClass::Auto | ast::StorageClass::Register)
                         && self.f.is_none()
+                        && !param_register
                     {
                         return err(*span, "invalid storage class at file scope");
                     }
@@ -383,7 +385,10 @@ impl Lowerer<'_> {
                 let only_void = params.len() == 1
                     && matches!(params[0].declarator.kind, ast::DeclaratorKind::Abstract);
                 for p in params {
-                    let specs = self.decl_specs(&p.specs, false)?;
+                    self.in_param = true;
+                    let specs = self.decl_specs(&p.specs, false);
+                    self.in_param = false;
+                    let specs = specs?;
                     if specs.storage.is_some() || specs.inline {
                         return err(p.specs.span, "storage class in a parameter");
                     }
