@@ -295,7 +295,7 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
-    let Some(parsed) = parse_heads(file, &loaded, heads) else {
+    let Some(parsed) = parse_heads(&loaded, heads) else {
         return ExitCode::from(1);
     };
     let result = analysis::analyze(&loaded.program, &parsed);
@@ -313,7 +313,6 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
 /// The heads, or `None` after an error, located at the head function's
 /// definition when the file defines it.
 fn parse_heads(
-    file: &Path,
     loaded: &front::Loaded,
     heads: &[String],
 ) -> Option<Vec<analysis::head::Head>> {
@@ -335,7 +334,17 @@ fn parse_heads(
                             &diag::Diagnostic::error(program.proc(p).span, msg)
                         )
                     ),
-                    None => line_to_stderr!("{}: error: {msg}", file.display()),
+                    // No function to point at: the file's first line, so
+                    // that the message keeps CONTRACT §1's form.
+                    None => {
+                        let main = loaded.program.main_file;
+                        let first = loaded.sources.file(main).text.chars().next();
+                        let at = front::source::Span::new(main, 0, first.map_or(0, char::len_utf8));
+                        to_stderr!(
+                            "{}",
+                            diag::render(&loaded.sources, &diag::Diagnostic::error(at, msg))
+                        )
+                    }
                 }
                 return None;
             }
@@ -363,7 +372,7 @@ fn tangent(
         file,
         out.unwrap_or(Path::new(".")),
     );
-    let Some(parsed) = parse_heads(file, &loaded, heads) else {
+    let Some(parsed) = parse_heads(&loaded, heads) else {
         return ExitCode::from(1);
     };
     let mut opts = TangentOptions {
@@ -438,7 +447,7 @@ fn adjoint_command(
         file,
         out.unwrap_or(Path::new(".")),
     );
-    let Some(parsed) = parse_heads(file, &loaded, heads) else {
+    let Some(parsed) = parse_heads(&loaded, heads) else {
         return ExitCode::from(1);
     };
     let mut opts = AdjointOptions {
@@ -537,7 +546,7 @@ fn check(
     let Some(loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
-    let Some(parsed) = parse_heads(file, &loaded, heads) else {
+    let Some(parsed) = parse_heads(&loaded, heads) else {
         return ExitCode::from(1);
     };
     // The domain: --domain, or the `// aioli: domain='...'` line of the file.

@@ -139,6 +139,23 @@ fn a_bad_head_is_located_at_its_function() {
     );
     assert!(stderr.contains("\n       ^"), "{stderr}");
     assert!(!dir.path().join("h_d.c").exists());
+    // No such function: the file's first line carries the message, in
+    // CONTRACT §1's form; a malformed head says what form it expects.
+    for (head, message) in [
+        ("g(y)/(a)", "h.c:1:1: error: head 'g(y)/(a)': no function 'g' is defined in this file"),
+        ("h/(a)", "h.c:1:1: error: head 'h/(a)': expected the form 'f(outputs)/(inputs)'"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .args(["tangent", path.to_str().unwrap(), "--head", head])
+            .arg("--out")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+        assert!(stderr.contains("\n/* one */\n^"), "{stderr}");
+    }
 }
 
 /// `adjoint/checkpoint`: a region whose snapshot needs memory of unknown

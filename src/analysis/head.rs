@@ -28,6 +28,11 @@ pub fn parse_head(program: &Program, text: &str) -> Result<Head, String> {
         Some(i) => (text[..i].trim(), Some(&text[i..])),
         None => (text, None),
     };
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.is_empty() {
+        return Err(format!(
+            "head '{text}': expected the form 'f(outputs)/(inputs)' or 'f', f a function name"
+        ));
+    }
     let proc = program
         .proc_by_name(name)
         .filter(|p| program.proc(*p).body.is_some())
