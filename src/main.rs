@@ -312,10 +312,7 @@ fn analyze(file: &Path, heads: &[String], json: bool, pp: &Preprocessing) -> Exi
 
 /// The heads, or `None` after an error, located at the head function's
 /// definition when the file defines it.
-fn parse_heads(
-    loaded: &front::Loaded,
-    heads: &[String],
-) -> Option<Vec<analysis::head::Head>> {
+fn parse_heads(loaded: &front::Loaded, heads: &[String]) -> Option<Vec<analysis::head::Head>> {
     let program = &loaded.program;
     let mut parsed = Vec::new();
     for h in heads {

@@ -1581,9 +1581,10 @@ void f(int n, double *u)\n{\n    src = u;\n    dst = u + 1;\n    kernel(n - 1);\
         err.contains("'kernel' reaches the same memory through 'src' and 'dst'"),
         "{err}"
     );
-    let apart = src
-        .replace("dst = u + 1;", "dst = v;")
-        .replace("void f(int n, double *u)", "void f(int n, double *u, double *v)");
+    let apart = src.replace("dst = u + 1;", "dst = v;").replace(
+        "void f(int n, double *u)",
+        "void f(int n, double *u, double *v)",
+    );
     adjoint_of_text("apart.c", &apart, "f(v)/(u)").unwrap();
 }
 

@@ -142,8 +142,14 @@ fn a_bad_head_is_located_at_its_function() {
     // No such function: the file's first line carries the message, in
     // CONTRACT §1's form; a malformed head says what form it expects.
     for (head, message) in [
-        ("g(y)/(a)", "h.c:1:1: error: head 'g(y)/(a)': no function 'g' is defined in this file"),
-        ("h/(a)", "h.c:1:1: error: head 'h/(a)': expected the form 'f(outputs)/(inputs)'"),
+        (
+            "g(y)/(a)",
+            "h.c:1:1: error: head 'g(y)/(a)': no function 'g' is defined in this file",
+        ),
+        (
+            "h/(a)",
+            "h.c:1:1: error: head 'h/(a)': expected the form 'f(outputs)/(inputs)'",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
             .args(["tangent", path.to_str().unwrap(), "--head", head])
@@ -446,14 +452,24 @@ fn register_parameters_and_a_byte_order_mark_are_accepted() {
     .unwrap();
     let out = dir.path().join("out");
     let run = differentiate("tangent", &file, "f(f)/(x)", &[], &out);
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     let text = std::fs::read_to_string(out.join("reg_d.c")).unwrap();
     assert!(!text.contains('\u{feff}'), "{text}");
-    assert!(text.contains("static double cube_d(double v, double vd, double *cube)"), "{text}");
+    assert!(
+        text.contains("static double cube_d(double v, double vd, double *cube)"),
+        "{text}"
+    );
 
     let missing = differentiate("tangent", &dir.path().join("none.c"), "f", &[], &out);
     assert_eq!(missing.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&missing.stderr);
-    assert!(stderr.contains("none.c:1:1: error: cannot read file"), "{stderr}");
+    assert!(
+        stderr.contains("none.c:1:1: error: cannot read file"),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }

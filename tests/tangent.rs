@@ -1385,7 +1385,10 @@ fn a_global_initialised_with_a_list_of_addresses_is_refused() {
          View gv = {g, 4};\n\
          void f(double *y)\n{\n    for (int i = 0; i < gv.n; i++)\n        y[0] += gv.v[i] * gv.v[i];\n}\n";
     let err = tangent_of_text("view.c", view, "f(y)/(g)", &[]).unwrap_err();
-    assert!(err.contains("assign the pointers of 'gv' in the code instead"), "{err}");
+    assert!(
+        err.contains("assign the pointers of 'gv' in the code instead"),
+        "{err}"
+    );
     let names = "const char *names[2] = {\"a\", \"b\"};\n\
          double f(double x)\n{\n    return names[0][0] == 'a' ? x * x : x;\n}\n";
     tangent_of_text("names.c", names, "f(f)/(x)", &[]).unwrap();
@@ -1401,7 +1404,8 @@ fn an_initialiser_list_activates_only_the_fields_it_sets_from_active_values() {
     let src = "typedef struct {\n    double q, dt;\n} Noise;\n\
          static double use(const Noise *n)\n{\n    return n->q * n->dt;\n}\n\
          double f(double x)\n{\n    Noise nz = {x, 0.1};\n    return use(&nz);\n}\n";
-    let code = common::code_without_comments(&tangent_of_text("init.c", src, "f(f)/(x)", &[]).unwrap());
+    let code =
+        common::code_without_comments(&tangent_of_text("init.c", src, "f(f)/(x)", &[]).unwrap());
     assert!(
         code.contains("typedef struct {\n    double q;\n} Noise_d;"),
         "{code}"
@@ -1412,7 +1416,9 @@ fn an_initialiser_list_activates_only_the_fields_it_sets_from_active_values() {
     // depending on every item.
     let elided = "typedef struct {\n    double q, dt;\n} Noise;\n\
          double f(double x)\n{\n    Noise nz[2] = {x, 0.1, 0.2, x};\n    return nz[0].q * nz[1].dt;\n}\n";
-    let code = common::code_without_comments(&tangent_of_text("elided.c", elided, "f(f)/(x)", &[]).unwrap());
+    let code = common::code_without_comments(
+        &tangent_of_text("elided.c", elided, "f(f)/(x)", &[]).unwrap(),
+    );
     assert!(code.contains("double dt;\n} Noise_d;"), "{code}");
 }
 

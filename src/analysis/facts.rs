@@ -1571,8 +1571,12 @@ impl EffectBuilder<'_, '_> {
                                 // follow the type (brace elision).
                                 let ty = self.program.sym(d.sym).ty.ty.clone();
                                 let mut parts = Vec::new();
-                                let by_part =
-                                    self.init_reads_by_part(&ty, items, &mut Vec::new(), &mut parts);
+                                let by_part = self.init_reads_by_part(
+                                    &ty,
+                                    items,
+                                    &mut Vec::new(),
+                                    &mut parts,
+                                );
                                 let zs: Vec<Zone> = self.locs.object_zones(obj).collect();
                                 let whole = zs.len() == 1 && !self.locs.zone(zs[0]).atom;
                                 for w in zs {

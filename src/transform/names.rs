@@ -1276,8 +1276,7 @@ pub(crate) fn refuse_stale_statics(
                 "'{name}' is a static global that '{}' reads; the output has its own copy of it, \
                  whose changes '{}' would not see (make it non-static so the output can share \
                  the original's)",
-                used_elsewhere[v],
-                used_elsewhere[v]
+                used_elsewhere[v], used_elsewhere[v]
             ),
         ));
     }
