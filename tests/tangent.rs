@@ -1364,6 +1364,12 @@ fn a_static_global_the_head_changes_and_another_function_reads_is_refused() {
     let own = accessor.replace("double get_last_norm(void) { return last_norm; }\n", "");
     let code = tangent_of_text("own.c", &own, "f(f)/(x)", &[]).unwrap();
     assert!(code.contains("static double last_norm;"), "{code}");
+    // A `static` reader that nothing calls reads nothing (probeAU).
+    let dead = accessor.replace(
+        "double get_last_norm(void)",
+        "static double get_last_norm(void)",
+    );
+    tangent_of_text("dead.c", &dead, "f(f)/(x)", &[]).unwrap();
 }
 
 /// `ptr/global-init` follows one address given to one pointer; a table of
@@ -1392,6 +1398,22 @@ fn a_global_initialised_with_a_list_of_addresses_is_refused() {
     let names = "const char *names[2] = {\"a\", \"b\"};\n\
          double f(double x)\n{\n    return names[0][0] == 'a' ? x * x : x;\n}\n";
     tangent_of_text("names.c", names, "f(f)/(x)", &[]).unwrap();
+    // Weights no code writes and no head names stay passive whatever
+    // points to them, `const` or not (probeAU).
+    for weights in ["static const double", "static double"] {
+        let table = format!(
+            "{weights} w0[2] = {{1.0, 2.0}}, w1[2] = {{3.0, 4.0}};\n\
+             static {} *W[2] = {{w0, w1}};\n\
+             double f(const double *x)\n{{\n    return W[0][0] * x[0] * x[0] + W[1][1] * x[1];\n}}\n",
+            if weights.contains("const") {
+                "const double"
+            } else {
+                "double"
+            }
+        );
+        let code = tangent_of_text("weights.c", &table, "f(f)/(x)", &[]).unwrap();
+        assert!(code.contains("W[1][1] * xd[1];"), "{code}");
+    }
 }
 
 /// `eff/decl`: each item of an initialiser list reaches only the part it

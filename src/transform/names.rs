@@ -1239,8 +1239,11 @@ pub(crate) fn refuse_stale_statics(
                 .or_insert_with(|| program.proc(*p).name.clone());
         }
         // A function the output calls by name is judged, with the call
-        // site, by `refuse_split_statics`.
-        if called_by_output.contains(p) {
+        // site, by `refuse_split_statics`; a `static` one nothing calls
+        // reads nothing.
+        let uncalled_static = program.proc(*p).storage == crate::il::Storage::Static
+            && callers.get(p).is_none_or(|cs| cs.is_empty());
+        if called_by_output.contains(p) || uncalled_static {
             continue;
         }
         for &v in &u.used {

@@ -487,14 +487,49 @@ fn only_advances(program: &Program, proc: ProcId, k: usize) -> bool {
     ok
 }
 
-/// Does an initialiser list hold the address of memory holding reals (not
-/// a string's), at any depth?
-fn holds_address(program: &Program, items: &[Init]) -> bool {
+/// Does an initialiser list hold the address of memory holding reals that
+/// may carry a derivative, at any depth: a variable the heads name or some
+/// procedure writes (not a string, not `const` or never-written weights,
+/// which stay passive whatever points to them)?
+/// With `through`, the code stores through the initialised global itself
+/// (`tab[1][0] = …`), so whatever it points to counts as written.
+fn holds_address(
+    a: &Analysis<'_>,
+    written: &HashSet<SymId>,
+    through: bool,
+    items: &[Init],
+) -> bool {
+    let program = a.program;
+    let live = |v: SymId| {
+        !super::adjoint::is_read_only(program, &program.sym(v).ty)
+            && (through
+                || written.contains(&v)
+                || a.heads.iter().any(|h| {
+                    h.dependents
+                        .iter()
+                        .chain(&h.independents)
+                        .any(|hv| *hv == crate::analysis::HeadVar::Global(v))
+                }))
+    };
     items.iter().any(|i| match i {
-        Init::List(inner, _) => holds_address(program, inner),
-        Init::Expr(e) => crate::transform::names::address_type(program, &e.ty)
-            .is_some_and(|t| program.contains_real(&t.ty) && !crate::il::is_null_constant(e)),
+        Init::List(inner, _) => holds_address(a, written, through, inner),
+        Init::Expr(e) => {
+            crate::transform::names::address_type(program, &e.ty)
+                .is_some_and(|t| program.contains_real(&t.ty))
+                && !crate::il::is_null_constant(e)
+                && address_root(e).is_none_or(live)
+        }
     })
+}
+
+/// The variable an address expression points into (`a`, `&a[1]`, `&s.f`).
+fn address_root(e: &Expr) -> Option<SymId> {
+    match &crate::il::strip_casts(e).kind {
+        ExprKind::AddrOf(r) => super::names::root_sym(r),
+        ExprKind::Var(v) => Some(*v),
+        ExprKind::Binary { lhs, .. } => address_root(lhs),
+        _ => None,
+    }
 }
 
 /// Pointers whose derivative pointers aioli cannot keep in step, refused
@@ -679,6 +714,14 @@ pub(crate) fn refuse_untracked_pointers(
     // address aioli does not follow (`&S.a[0]`, a struct member), used
     // through: the analyses and the derivative initialiser would not know
     // what it designates.
+    let mut written: HashSet<SymId> = HashSet::new();
+    for (_, proc) in program.defined_procs() {
+        if let Some(body) = &proc.body {
+            crate::il::visit_stmts(&body.stmts, &mut |st| {
+                written.extend(crate::il::stored_ref(st).and_then(super::names::root_sym));
+            });
+        }
+    }
     for item in &program.items {
         let ItemKind::Globals { vars, .. } = &item.kind else {
             continue;
@@ -687,7 +730,9 @@ pub(crate) fn refuse_untracked_pointers(
             // A list (`double *tab[2] = {a, b};`, `View gv = {g, 4};`)
             // holding an address: `ptr/global-init` follows a single one.
             let listed = match &v.init {
-                Some(Init::List(items, _)) => holds_address(program, items),
+                Some(Init::List(items, _)) => {
+                    holds_address(a, &written, written.contains(&v.sym), items)
+                }
                 _ => false,
             };
             if !listed {
