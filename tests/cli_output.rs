@@ -151,12 +151,7 @@ fn a_bad_head_is_located_at_its_function() {
             "h.c:1:1: error: head 'h/(a)': expected the form 'f(outputs)/(inputs)'",
         ),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
-            .args(["tangent", path.to_str().unwrap(), "--head", head])
-            .arg("--out")
-            .arg(dir.path())
-            .output()
-            .unwrap();
+        let out = differentiate("tangent", &path, head, &[], dir.path());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(stderr.contains(message), "{stderr}");

@@ -33,48 +33,53 @@ int main(void)
 #[test]
 fn a_passive_result_keeps_its_derivative_in_the_signature() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let source = d.join("passive.c");
-    std::fs::write(&source, PROGRAM).unwrap();
+    let (stdout, _) = link_and_run(dir.path(), "passive", PROGRAM, "f(f)/(x)", DRIVER);
+    assert_eq!(stdout, "0 9 0\n");
+}
+
+/// Writes `STEM.c`, differentiates it in both modes with `head`, builds
+/// it with both outputs, the runtime and `driver` (`-Werror`), runs it:
+/// its standard output, and what the tool printed on standard error.
+fn link_and_run(
+    d: &std::path::Path,
+    stem: &str,
+    program: &str,
+    head: &str,
+    driver: &str,
+) -> (String, String) {
+    let source = d.join(format!("{stem}.c"));
+    std::fs::write(&source, program).unwrap();
     let out = d.to_str().unwrap();
+    let mut stderr = String::new();
     for mode in ["tangent", "adjoint"] {
         let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
-            .args([
-                mode,
-                source.to_str().unwrap(),
-                "--head",
-                "f(f)/(x)",
-                "--out",
-                out,
-            ])
+            .args([mode, source.to_str().unwrap(), "--head", head, "--out", out])
             .output()
             .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        let text = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{text}");
+        stderr.push_str(&text);
     }
     let runtime = Command::new(env!("CARGO_BIN_EXE_aioli"))
         .args(["runtime", "--out", out])
         .output()
         .unwrap();
     assert!(runtime.status.success());
-    let driver = d.join("main.c");
-    std::fs::write(&driver, DRIVER).unwrap();
-    let exe = d.join("passive");
+    let main = d.join("main.c");
+    std::fs::write(&main, driver).unwrap();
+    let exe = d.join(stem);
     let strict = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-I", out];
     let sources = [
         source.as_path(),
-        &d.join("passive_d.c"),
-        &d.join("passive_b.c"),
+        &d.join(format!("{stem}_d.c")),
+        &d.join(format!("{stem}_b.c")),
         &d.join("aioli.c"),
-        &driver,
+        &main,
     ];
     common::compile(&strict, &sources, &exe).unwrap();
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success());
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "0 9 0\n");
+    (String::from_utf8_lossy(&run.stdout).into_owned(), stderr)
 }
 
 /// A global pointer named in the head stands for the memory it points to,
@@ -120,46 +125,15 @@ int main(void)
 }
 ";
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let source = d.join("gp.c");
-    std::fs::write(&source, program).unwrap();
-    let out = d.to_str().unwrap();
-    for mode in ["tangent", "adjoint"] {
-        let run = Command::new(env!("CARGO_BIN_EXE_aioli"))
-            .args([
-                mode,
-                source.to_str().unwrap(),
-                "--head",
-                "model(model out)/(x field)",
-                "--out",
-                out,
-            ])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(run.status.success(), "{stderr}");
-        assert!(!stderr.contains("warning"), "{stderr}");
-    }
-    let tangent = std::fs::read_to_string(d.join("gp_d.c")).unwrap();
+    let (stdout, stderr) = link_and_run(
+        dir.path(),
+        "gp",
+        program,
+        "model(model out)/(x field)",
+        driver,
+    );
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let tangent = std::fs::read_to_string(dir.path().join("gp_d.c")).unwrap();
     assert!(tangent.contains("double *fieldd;"), "{tangent}");
-    let runtime = Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .args(["runtime", "--out", out])
-        .output()
-        .unwrap();
-    assert!(runtime.status.success());
-    let main = d.join("main.c");
-    std::fs::write(&main, driver).unwrap();
-    let exe = d.join("gp");
-    let strict = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-I", out];
-    let sources = [
-        source.as_path(),
-        &d.join("gp_d.c"),
-        &d.join("gp_b.c"),
-        &d.join("aioli.c"),
-        &main,
-    ];
-    common::compile(&strict, &sources, &exe).unwrap();
-    let run = Command::new(&exe).output().unwrap();
-    assert!(run.status.success());
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "ok\n");
+    assert_eq!(stdout, "ok\n");
 }
