@@ -1370,6 +1370,12 @@ fn a_static_global_the_head_changes_and_another_function_reads_is_refused() {
         "static double get_last_norm(void)",
     );
     tangent_of_text("dead.c", &dead, "f(f)/(x)", &[]).unwrap();
+    // Nor does `main` reading it (a program printing its last result).
+    let program = accessor.replace(
+        "double get_last_norm(void) { return last_norm; }",
+        "int main(void) { return last_norm > 1.0; }",
+    );
+    tangent_of_text("program.c", &program, "f(f)/(x)", &[]).unwrap();
 }
 
 /// `ptr/global-init` follows one address given to one pointer; a table of

@@ -1240,10 +1240,12 @@ pub(crate) fn refuse_stale_statics(
         }
         // A function the output calls by name is judged, with the call
         // site, by `refuse_split_statics`; a `static` one nothing calls
-        // reads nothing.
+        // reads nothing; nor does `main` (the program that the tool's
+        // output, linked in, serves as a library to its own driver).
         let uncalled_static = program.proc(*p).storage == crate::il::Storage::Static
             && callers.get(p).is_none_or(|cs| cs.is_empty());
-        if called_by_output.contains(p) || uncalled_static {
+        let main = program.proc(*p).name == "main";
+        if called_by_output.contains(p) || uncalled_static || main {
             continue;
         }
         for &v in &u.used {
