@@ -1420,6 +1420,21 @@ fn a_global_initialised_with_a_list_of_addresses_is_refused() {
         let code = tangent_of_text("weights.c", &table, "f(f)/(x)", &[]).unwrap();
         assert!(code.contains("W[1][1] * xd[1];"), "{code}");
     }
+    // Weights a `main` fills before calling the head are passive there too.
+    let filled = "static double w0[2];
+static double *W[1] = {w0};
+         double f(const double *x)
+{
+    return W[0][1] * x[0] * x[0];
+}
+         int main(void)
+{
+    double x[1] = {2.0};
+    w0[1] = 3.0;
+    return f(x) > 1.0;
+}
+";
+    tangent_of_text("filled.c", filled, "f(f)/(x)", &[]).unwrap();
 }
 
 /// `eff/decl`: each item of an initialiser list reaches only the part it

@@ -714,9 +714,11 @@ pub(crate) fn refuse_untracked_pointers(
     // address aioli does not follow (`&S.a[0]`, a struct member), used
     // through: the analyses and the derivative initialiser would not know
     // what it designates.
+    // What the heads and what they call write (a `main` filling weights
+    // before the call leaves them passive here).
     let mut written: HashSet<SymId> = HashSet::new();
-    for (_, proc) in program.defined_procs() {
-        if let Some(body) = &proc.body {
+    for &p in &a.order {
+        if let Some(body) = &program.proc(p).body {
             crate::il::visit_stmts(&body.stmts, &mut |st| {
                 written.extend(crate::il::stored_ref(st).and_then(super::names::root_sym));
             });
