@@ -1560,10 +1560,6 @@ impl EffectBuilder<'_, '_> {
                                 self.assign_into(&var, Some(e), &mut acc);
                             }
                             Some(Init::List(items, _)) => {
-                                let mut reads = Vec::new();
-                                let mut dreads = Vec::new();
-                                self.init_reads(items, &mut reads, &mut dreads);
-                                acc.reads.extend(reads.iter().copied());
                                 // `eff/decl`: each item reaches the part it
                                 // initialises (`Noise nz = {x, 0.1};` makes
                                 // `nz.dt` depend on nothing); every part
@@ -1577,6 +1573,17 @@ impl EffectBuilder<'_, '_> {
                                     &mut Vec::new(),
                                     &mut parts,
                                 );
+                                let mut reads = Vec::new();
+                                let mut dreads = Vec::new();
+                                if by_part {
+                                    for (_, r, dr) in &parts {
+                                        reads.extend(r.iter().copied());
+                                        dreads.extend(dr.iter().copied());
+                                    }
+                                } else {
+                                    self.init_reads(items, &mut reads, &mut dreads);
+                                }
+                                acc.reads.extend(reads.iter().copied());
                                 let zs: Vec<Zone> = self.locs.object_zones(obj).collect();
                                 let whole = zs.len() == 1 && !self.locs.zone(zs[0]).atom;
                                 for w in zs {

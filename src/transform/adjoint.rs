@@ -6713,7 +6713,9 @@ fn intrinsic_precision(e: &Expr) -> Option<RealKind> {
     }
 }
 
-fn address_root(e: &Expr) -> Option<SymId> {
+/// The variable an address expression points into (`a`, `&a[1]`, `&s.f`,
+/// `a + i`, through casts).
+pub(crate) fn address_root(e: &Expr) -> Option<SymId> {
     match &e.kind {
         ExprKind::Var(v) => Some(*v),
         ExprKind::AddrOf(r) | ExprKind::Cast { arg: r, .. } => address_root(r),

@@ -517,19 +517,9 @@ fn holds_address(
             crate::transform::names::address_type(program, &e.ty)
                 .is_some_and(|t| program.contains_real(&t.ty))
                 && !crate::il::is_null_constant(e)
-                && address_root(e).is_none_or(live)
+                && super::adjoint::address_root(e).is_none_or(live)
         }
     })
-}
-
-/// The variable an address expression points into (`a`, `&a[1]`, `&s.f`).
-fn address_root(e: &Expr) -> Option<SymId> {
-    match &crate::il::strip_casts(e).kind {
-        ExprKind::AddrOf(r) => super::names::root_sym(r),
-        ExprKind::Var(v) => Some(*v),
-        ExprKind::Binary { lhs, .. } => address_root(lhs),
-        _ => None,
-    }
 }
 
 /// Pointers whose derivative pointers aioli cannot keep in step, refused
