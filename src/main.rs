@@ -434,7 +434,7 @@ fn adjoint_command(
     split: bool,
     rule_opts: &RuleOptions,
 ) -> ExitCode {
-    use aioli::transform::adjoint::{AdjointOptions, adjoint_with_warnings, load_adjoint_rules};
+    use aioli::transform::adjoint::{AdjointOptions, adjoint_output, load_adjoint_rules};
     let Some(mut loaded) = load(file, &pp.options()) else {
         return ExitCode::from(1);
     };
@@ -463,33 +463,21 @@ fn adjoint_command(
             return ExitCode::from(1);
         }
     };
-    let structured = aioli::transform::structure::structure_jumps(&loaded.program);
     // Printed only when the output is written, as in `tangent`.
-    let mut warnings = String::new();
-    let generated = specialize::analyzed(
-        &structured,
-        &parsed,
-        specialize::Target::Adjoint { split },
-        |a| {
-            for w in &a.warnings {
+    let text = match adjoint_output(&loaded.program, &parsed, &rules, &opts) {
+        Ok(output) => {
+            let mut warnings = String::new();
+            for w in &output.warnings {
                 warnings.push_str(&diag::render(&loaded.sources, w));
             }
-            adjoint_with_warnings(a, &rules, &opts).map(|(p, notes)| {
-                for w in &notes {
-                    warnings.push_str(&diag::render(&loaded.sources, w));
-                }
-                aioli::back::print_c(&p, &loaded.sources)
-            })
-        },
-    );
-    let text = match generated {
-        Ok(t) => t,
+            to_stderr!("{warnings}");
+            aioli::back::print_c(&output.program, &loaded.sources)
+        }
         Err(d) => {
             to_stderr!("{}", diag::render(&loaded.sources, &d));
             return ExitCode::from(1);
         }
     };
-    to_stderr!("{warnings}");
     write_output(file, out, "_b", &text)
 }
 

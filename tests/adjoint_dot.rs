@@ -25,7 +25,7 @@ use aioli::check::adjoint_interp::{DotCheckError, DotOptions, adjoint_vs_tangent
 use aioli::check::domain::Domain;
 use aioli::check::driver::compute_inputs;
 use aioli::front;
-use aioli::transform::adjoint::{AdjointOptions, adjoint_program, load_adjoint_rules};
+use aioli::transform::adjoint::{AdjointOptions, adjoint_output, load_adjoint_rules};
 use std::path::Path;
 
 /// The words of the adjoint mode's documented refusals: what it does not
@@ -75,15 +75,9 @@ fn run(path: &Path, split: bool) -> Outcome {
         ..AdjointOptions::default()
     };
     let rules = load_adjoint_rules(&opts).expect("the bundled adjoint rules load");
-    let structured = aioli::transform::structure::structure_jumps(program);
-    let generated = aioli::transform::specialize::analyzed(
-        &structured,
-        std::slice::from_ref(&head),
-        aioli::transform::specialize::Target::Adjoint { split },
-        |a| adjoint_program(a, &rules, &opts),
-    );
+    let generated = adjoint_output(program, std::slice::from_ref(&head), &rules, &opts);
     let out = match generated {
-        Ok(p) => p,
+        Ok(o) => o.program,
         Err(d) => {
             let message = front::diag::render(&loaded.sources, &d);
             return if is_documented_refusal(&d.message) {

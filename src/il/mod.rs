@@ -900,6 +900,11 @@ pub struct Program {
     /// (`specialize/struct-result`) → the procedure as written, which the
     /// back end prints (and their calls as written, `x = f(a)`).
     pub struct_results: std::collections::BTreeMap<ProcId, Procedure>,
+    /// Automatic locals the adjoint gave static storage, so that a split
+    /// pair's two frames share them (`adjoint/kept-locals`). The
+    /// original keeps its own automatic variable: no code outside the
+    /// output shares them.
+    pub frame_statics: std::collections::BTreeSet<SymId>,
     pub items: Vec<Item>,
     pub symbols: Vec<Symbol>,
     pub scopes: Vec<Scope>,

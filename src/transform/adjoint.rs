@@ -81,11 +81,79 @@ pub fn adjoint(
     rules: &RuleSet,
     opts: &AdjointOptions,
 ) -> Result<String, Diagnostic> {
-    let program = super::structure::structure_jumps(program);
+    let out = adjoint_output(program, heads, rules, opts)?;
+    Ok(crate::back::print_c(&out.program, sources))
+}
+
+/// What the adjoint mode gives for a file.
+pub struct AdjointOutput {
+    pub program: Program,
+    /// The analyses' warnings, then the translation's.
+    pub warnings: Vec<Diagnostic>,
+    /// The IDs of every rule that built `program`.
+    pub trace: BTreeSet<String>,
+}
+
+/// The output of the adjoint mode, from the program as the front end
+/// gives it.
+///
+/// `adjoint/kept-locals`: where a split pair would keep the address of an
+/// automatic local (or of its adjoint) from `P_fwd` for `P_bwd`, which
+/// run in two frames, the translation is redone with that local given
+/// static storage, which both frames share; the first translation's
+/// refusal stands where that is not allowed (a procedure a call
+/// re-enters) or does not lift it.
+pub fn adjoint_output(
+    program: &Program,
+    heads: &[Head],
+    rules: &RuleSet,
+    opts: &AdjointOptions,
+) -> Result<AdjointOutput, Diagnostic> {
+    let structured = super::structure::structure_jumps(program);
     let target = super::specialize::Target::Adjoint { split: opts.split };
-    let out =
-        super::specialize::analyzed(&program, heads, target, |a| adjoint_program(a, rules, opts))?;
-    Ok(crate::back::print_c(&out, sources))
+    let translate = |p: &Program| {
+        super::specialize::analyzed(p, heads, target, |a| {
+            let warnings = a.warnings.clone();
+            adjoint_full(a, rules, opts).map(|pass| {
+                let mut all = warnings;
+                all.extend(pass.notes);
+                let output = AdjointOutput {
+                    program: pass.out,
+                    warnings: all,
+                    trace: pass.trace,
+                };
+                (output, pass.kept_locals)
+            })
+        })
+    };
+    let kept_of = |r: &Result<(AdjointOutput, BTreeSet<SymId>), Refused>| match r {
+        Ok((_, k)) => k.clone(),
+        Err(refused) => refused.kept_locals.clone(),
+    };
+    let first = translate(&structured);
+    let mut kept: BTreeSet<SymId> = BTreeSet::new();
+    let mut found = kept_of(&first);
+    // Each round can only add locals; three rounds cover a local kept
+    // through another local's address.
+    for _ in 0..3 {
+        let new: Vec<SymId> = found
+            .into_iter()
+            .filter(|&s| !kept.contains(&s) && super::structure::can_keep_local(&structured, s))
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        kept.extend(new);
+        let hoisted = super::structure::hoist_kept_locals(&structured, &kept);
+        let next = translate(&hoisted);
+        found = kept_of(&next);
+        if let Ok((output, k)) = next
+            && k.is_empty()
+        {
+            return Ok(output);
+        }
+    }
+    first.map(|(output, _)| output).map_err(|r| r.diagnostic)
 }
 
 /// The output program of the adjoint mode.
@@ -135,7 +203,9 @@ pub fn adjoint_trace(
     rules: &RuleSet,
     opts: &AdjointOptions,
 ) -> Result<(Program, BTreeSet<String>), Diagnostic> {
-    adjoint_full(a, rules, opts).map(|p| (p.out, p.trace))
+    adjoint_full(a, rules, opts)
+        .map(|p| (p.out, p.trace))
+        .map_err(|r| r.diagnostic)
 }
 
 /// The output program and its warnings (a checkpoint region that could
@@ -145,14 +215,12 @@ pub fn adjoint_with_warnings(
     rules: &RuleSet,
     opts: &AdjointOptions,
 ) -> Result<(Program, Vec<Diagnostic>), Diagnostic> {
-    adjoint_full(a, rules, opts).map(|p| (p.out, p.notes))
+    adjoint_full(a, rules, opts)
+        .map(|p| (p.out, p.notes))
+        .map_err(|r| r.diagnostic)
 }
 
-fn adjoint_full(
-    a: &Analysis<'_>,
-    rules: &RuleSet,
-    opts: &AdjointOptions,
-) -> Result<Pass, Diagnostic> {
+fn adjoint_full(a: &Analysis<'_>, rules: &RuleSet, opts: &AdjointOptions) -> Result<Pass, Refused> {
     // `adjoint/fwd-adjoint-pointers`: which adjoint pointer parameters each
     // `P_fwd` takes is known only once its forward sweep is built, and the
     // callers are built first (heads first, then in call-graph order): the
@@ -186,13 +254,14 @@ fn adjoint_pass(
     rules: &RuleSet,
     opts: &AdjointOptions,
     needs: &FwdNeeds,
-) -> Result<Pass, Diagnostic> {
+) -> Result<Pass, Refused> {
     let program = a.program;
     if a.split != opts.split {
         return Err(Diagnostic::error(
             program.procs.first().map(|p| p.span).unwrap_or_default(),
             "internal error: the analyses ran for another --split than the adjoint mode",
-        ));
+        )
+        .into());
     }
     let diff = DiffSets::of(a, &a.order);
     // A procedure returning an adjoint pointer is differentiated even where
@@ -219,7 +288,8 @@ fn adjoint_pass(
                 .map(|h| program.proc(h.proc).span)
                 .unwrap_or_default(),
             "nothing to differentiate: no head procedure has a body",
-        ));
+        )
+        .into());
     };
     for &p in &diff_procs {
         refuse_unsupported(a, p)?;
@@ -265,7 +335,8 @@ fn adjoint_pass(
                          one at a time, or pass the pointer as an argument)",
                         program.proc(h.proc).name,
                     ),
-                ));
+                )
+                .into());
             }
         }
     }
@@ -382,6 +453,11 @@ fn adjoint_pass(
         }
         aprocs.insert(p, procs);
     }
+    let user_pairs: HashSet<ProcId> = heads
+        .iter()
+        .copied()
+        .filter(|p| !called_by_diff.contains(p))
+        .collect();
     let mut host = AdjointHost {
         a,
         program,
@@ -425,6 +501,8 @@ fn adjoint_pass(
         fwd_found: FwdNeeds::new(),
         deferring: HashMap::new(),
         comments_elsewhere: String::new(),
+        kept_locals: BTreeSet::new(),
+        user_pairs,
     };
     for &p in &diff_procs {
         let body = &program
@@ -481,10 +559,16 @@ fn adjoint_pass(
                 }
                 continue;
             }
-            applied.map_err(|e| Diagnostic::error(host.error_span.unwrap_or(span), e.message))?;
+            if let Err(e) = applied {
+                return Err(Refused {
+                    diagnostic: Diagnostic::error(host.error_span.unwrap_or(span), e.message),
+                    kept_locals: std::mem::take(&mut host.kept_locals),
+                });
+            }
         }
     }
     let trace = std::mem::take(&mut host.trace);
+    let kept_locals = std::mem::take(&mut host.kept_locals);
     let found = std::mem::take(&mut host.fwd_found);
     let notes = std::mem::take(&mut host.notes);
     let head_procs: Vec<AdjointProcs> = host
@@ -512,6 +596,7 @@ fn adjoint_pass(
         trace,
         found,
         notes,
+        kept_locals,
     })
 }
 
@@ -521,6 +606,25 @@ struct Pass {
     trace: BTreeSet<String>,
     found: FwdNeeds,
     notes: Vec<Diagnostic>,
+    /// The locals that a pair left out (with a warning) would have kept
+    /// by address (`adjoint/kept-locals`).
+    kept_locals: BTreeSet<SymId>,
+}
+
+/// A translation refused, and the locals whose static storage could
+/// lift the refusal (`adjoint/kept-locals`).
+struct Refused {
+    diagnostic: Diagnostic,
+    kept_locals: BTreeSet<SymId>,
+}
+
+impl From<Diagnostic> for Refused {
+    fn from(diagnostic: Diagnostic) -> Self {
+        Refused {
+            diagnostic,
+            kept_locals: BTreeSet::new(),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -1095,6 +1199,13 @@ struct AdjointHost<'x, 'a> {
     /// The comments `P_fwd` carries, while `P_bwd` is built
     /// (`adjoint/comments`).
     comments_elsewhere: String,
+    /// Automatic locals whose address (or their adjoint's) a forward
+    /// sweep would keep for a backward sweep in another frame
+    /// (`adjoint/kept-locals`).
+    kept_locals: BTreeSet<SymId>,
+    /// Heads whose pair only the user calls (`--split`, and no
+    /// differentiated procedure calls them).
+    user_pairs: HashSet<ProcId>,
 }
 
 impl super::share::Temps for AdjointHost<'_, '_> {
@@ -2173,13 +2284,74 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         });
     }
 
+    /// `adjoint/global-exit`: at the start of a head's backward sweep, the
+    /// adjoint of each active global that the head's code uses and that
+    /// is not one of its dependents is set to zero: that global's weight
+    /// at the head's exit is zero, and its adjoint's storage holds what
+    /// the last call left there (the gradient with respect to its value
+    /// at entry).
+    fn exit_adjoint_resets(&mut self) -> Vec<Stmt> {
+        let Some(head) = self.a.heads.iter().find(|h| h.proc == self.proc) else {
+            return Vec::new();
+        };
+        let dependents: HashSet<SymId> = head
+            .dependents
+            .iter()
+            .filter_map(|d| match d {
+                crate::analysis::head::HeadVar::Global(g) => Some(*g),
+                _ => None,
+            })
+            .collect();
+        let graph = self.program.call_graph();
+        let mut reached = vec![self.proc];
+        let mut seen: HashSet<ProcId> = reached.iter().copied().collect();
+        let mut used: BTreeSet<SymId> = BTreeSet::new();
+        while let Some(p) = reached.pop() {
+            if let Some(b) = &self.program.proc(p).body {
+                crate::il::visit_stmts(&b.stmts, &mut |st| {
+                    for e in super::names::stmt_exprs(st) {
+                        visit(e, &mut |x| {
+                            if let ExprKind::Var(v) = x.kind
+                                && self.program.sym(v).kind == SymKind::Global
+                            {
+                                used.insert(v);
+                            }
+                        });
+                    }
+                });
+            }
+            for &q in &graph[p.index()] {
+                if seen.insert(q) {
+                    reached.push(q);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for g in used {
+            let ty = &self.program.sym(g).ty;
+            if dependents.contains(&g)
+                || !self.diff.syms.contains(&g)
+                || is_pointer(self.program, ty)
+                || is_read_only(self.program, ty)
+            {
+                continue;
+            }
+            let Ok(b) = self.bsym(g) else { continue };
+            let gb = self.var(b);
+            if let Ok(code) = self.zero_memory(gb, 0) {
+                out.extend(code);
+            }
+        }
+        self.tag(out, "adjoint/global-exit")
+    }
+
     /// `adjoint/fwd-adjoint-pointers`: a forward sweep reads no adjoint
     /// value, so an adjoint array local (or zero buffer) it mentions is
     /// an address it keeps (`pb = tb` for `p = t`, `tb` passed to a
     /// callee's `P_fwd`) for the backward sweep. `P_fwd` and `P_bwd` have
     /// two frames, so that address would be the dead `P_fwd` frame's:
     /// refused (the fused `P_b` and a head's `P_b` have one frame).
-    fn refuse_local_adjoint_addresses(&self, fwd: &[Stmt]) -> Result<(), (ApplyError, Span)> {
+    fn refuse_local_adjoint_addresses(&mut self, fwd: &[Stmt]) -> Result<(), (ApplyError, Span)> {
         // The variables whose address the code takes: `&v…`, or an array
         // `v` standing for its first element's.
         let mut addressed = HashSet::new();
@@ -2258,6 +2430,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .filter(|(s, _)| self.program.sym(**s).kind != SymKind::Global)
             .map(|(s, b)| (*b, *s))
             .chain(self.buffer_temps.iter().map(|(s, b)| (*b, *s)));
+        let mut refused = None;
         for (b, s) in local_adjoints {
             let sym = &self.out.symbols[b.index()];
             // An adjoint pointer whose address is taken is an out-parameter
@@ -2265,6 +2438,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             // address it receives is saved by value, not its own storage.
             let pointer = matches!(self.out.resolve(&sym.ty.ty), Type::Pointer(_));
             if sym.kind == SymKind::Param || pointer || !addressed.contains(&b) {
+                continue;
+            }
+            // `adjoint/kept-locals`: the translation is redone with it
+            // static where that is allowed.
+            self.kept_locals.insert(s);
+            if refused.is_some() {
                 continue;
             }
             let name = &self.program.proc(self.proc).name;
@@ -2284,7 +2463,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                     "the adjoint mode does not handle yet, in '{name}', which a split call reaches, a pointer to the local '{local}' kept from its forward sweep to its backward sweep (they run in two frames, so its adjoint would be a different array); allocate '{local}' with malloc, pass it in as a parameter, or checkpoint the calls of '{name}' (remove `--split` or `$AD NOCHECKPOINT`, and pass it memory of known extent)"
                 )
             };
-            return Err((ApplyError::new(message), self.program.sym(s).span));
+            refused = Some((ApplyError::new(message), self.program.sym(s).span));
+        }
+        if let Some(r) = refused {
+            return Err(r);
         }
         // A pointer set to a local's address (`double **pu = &u;`, or its
         // adjoint `pub = &ub`) and saved for the backward sweep: restored
@@ -2306,6 +2488,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         });
         let push = self.runtime["aioli_push_pointer"];
         let mut saved_local = None;
+        let mut kept = BTreeSet::new();
         crate::il::visit_stmts(fwd, &mut |st| {
             if let StmtKind::Call { callee, args, .. } = &st.kind
                 && *callee == push
@@ -2314,8 +2497,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 && let Some(&l) = holds_local.get(p)
             {
                 saved_local.get_or_insert(l);
+                kept.insert(l);
             }
         });
+        self.kept_locals.extend(kept);
         if let Some(l) = saved_local {
             let name = &self.program.proc(self.proc).name;
             let local = &self.out.symbols[l.index()].name;
@@ -4374,10 +4559,17 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             let init = super::derivative_pointer_init(program, &self.out, s, &|g| {
                 adjoint_of.get(&g).copied()
             });
+            // (A local given static storage for the pair keeps its
+            // adjoint private too: `adjoint/kept-locals`.)
+            let storage = if program.frame_statics.contains(&s) {
+                Storage::Static
+            } else {
+                Storage::Auto
+            };
             gitems.push(Item {
                 kind: ItemKind::Globals {
                     base: leaf_type(&sym.ty),
-                    storage: Storage::Auto,
+                    storage,
                     vars: vec![Declarator { sym: b, init }],
                 },
                 span: program.sym(s).span,
@@ -6534,6 +6726,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 }
                 let id = self.aprocs[&self.proc].joint.expect("heads are joint");
                 let mut body = fwd;
+                body.extend(self.exit_adjoint_resets());
                 body.extend(bwd);
                 self.make_proc(id, params, QualType::void(), body, Vec::new(), true)?;
                 AVal::Code(Vec::new())
@@ -6584,11 +6777,14 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 });
                 self.comments_elsewhere = elsewhere;
                 let saved = self.read_in(&bwd);
-                let pops: Vec<Stmt> = saved
+                let mut pops: Vec<Stmt> = saved
                     .iter()
                     .rev()
                     .flat_map(|&s| self.pop_all(&self.var(s)))
                     .collect();
+                if self.user_pairs.contains(&self.proc) {
+                    pops.extend(self.exit_adjoint_resets());
+                }
                 self.make_proc(id, params.clone(), QualType::void(), bwd, pops, true)?;
                 self.unconst_restored_params(id);
                 self.comments_elsewhere.clear();

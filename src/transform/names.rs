@@ -1143,9 +1143,13 @@ struct StaticUses {
 }
 
 fn static_global_uses(program: &Program) -> Vec<(ProcId, StaticUses)> {
+    // (A local given static storage for the adjoint's pair is the
+    // original's automatic variable: nothing outside the output shares it.)
     let is_static_global = |s: SymId| {
         let sym = program.sym(s);
-        sym.kind == crate::il::SymKind::Global && sym.storage == crate::il::Storage::Static
+        sym.kind == crate::il::SymKind::Global
+            && sym.storage == crate::il::Storage::Static
+            && !program.frame_statics.contains(&s)
     };
     let mut out = Vec::new();
     for (p, proc) in program.defined_procs() {

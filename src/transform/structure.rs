@@ -35,7 +35,7 @@ use crate::il::{
     Symbol, Type, UnOp, visit_stmts,
 };
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 /// The program with every procedure that jumps rewritten without jumps;
 /// borrowed unchanged when no procedure jumps.
@@ -72,6 +72,157 @@ pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
     let Cow::Owned(mut out) = rewritten else {
         return Cow::Borrowed(program);
     };
+    declare_at_file_scope(&mut out, hoisted);
+    Cow::Owned(out)
+}
+
+/// `adjoint/kept-locals`: the automatic locals `kept` (each of a
+/// procedure that no call re-enters while it runs) get static storage,
+/// as `hoist_static_locals` gives a `static` local: a split pair's
+/// `P_fwd` and `P_bwd`, two frames, then share them, so an address of
+/// one that the forward sweep keeps for the backward sweep still points
+/// to live memory, and so does its adjoint's. A declaration's
+/// initialiser becomes assignments where it stood (C runs it at each
+/// entry of the block); without one the variable starts undefined in the
+/// original, so what it holds from an earlier call changes nothing.
+/// `frame_statics` lists them.
+pub fn hoist_kept_locals<'p>(program: &'p Program, kept: &BTreeSet<SymId>) -> Cow<'p, Program> {
+    let declares_kept = |st: &Stmt| {
+        matches!(&st.kind, StmtKind::Decl { storage: Storage::Auto, vars, .. }
+            if vars.iter().any(|d| kept.contains(&d.sym)))
+    };
+    let mut hoisted: Vec<(ProcId, Stmt)> = Vec::new();
+    let rewritten = rewrite_statements(program, declares_kept, |st, list, _, p| {
+        let StmtKind::Decl { base, vars, .. } = &st.kind else {
+            list.push(st);
+            return;
+        };
+        let (moved, stay): (Vec<Declarator>, Vec<Declarator>) =
+            vars.iter().cloned().partition(|d| kept.contains(&d.sym));
+        let mut comments = Some(st.comments.clone());
+        if !stay.is_empty() {
+            list.push(Stmt {
+                kind: StmtKind::Decl {
+                    base: base.clone(),
+                    storage: Storage::Auto,
+                    vars: stay,
+                },
+                comments: comments.take().unwrap_or_default(),
+                ..st.clone()
+            });
+        }
+        for d in &moved {
+            let Some(init) = &d.init else { continue };
+            let sym = program.sym(d.sym);
+            let var = Expr::new(ExprKind::Var(d.sym), sym.ty.clone(), st.span);
+            let code = match init {
+                Init::Expr(e) => vec![Stmt {
+                    id: StmtId(0),
+                    kind: StmtKind::Assign {
+                        lhs: var,
+                        rhs: e.clone(),
+                        sugar: AssignSugar::Plain,
+                    },
+                    span: st.span,
+                    comments: Comments::default(),
+                }],
+                Init::List(..) => super::adjoint::scalar_assignments(program, &var, init, st.span)
+                    .unwrap_or_default(),
+            };
+            for (k, mut c) in code.into_iter().enumerate() {
+                if k == 0
+                    && let Some(cm) = comments.take()
+                {
+                    c.comments = cm;
+                }
+                list.push(c);
+            }
+        }
+        let vars = moved
+            .into_iter()
+            .map(|d| Declarator {
+                sym: d.sym,
+                init: None,
+            })
+            .collect();
+        hoisted.push((
+            p,
+            Stmt {
+                kind: StmtKind::Decl {
+                    base: base.clone(),
+                    storage: Storage::Static,
+                    vars,
+                },
+                comments: Comments::default(),
+                ..st
+            },
+        ));
+    });
+    let Cow::Owned(mut out) = rewritten else {
+        return Cow::Borrowed(program);
+    };
+    for (_, st) in &hoisted {
+        if let StmtKind::Decl { vars, .. } = &st.kind {
+            for d in vars {
+                out.symbols[d.sym.index()].storage = Storage::Static;
+                out.frame_statics.insert(d.sym);
+            }
+        }
+    }
+    declare_at_file_scope(&mut out, hoisted);
+    Cow::Owned(out)
+}
+
+/// Whether `sym` is an automatic local that `hoist_kept_locals` can give
+/// static storage: declared in a procedure that no call re-enters (a
+/// recursive one would share it between its activations), and not a
+/// character array set from a string literal (which has no assignment).
+pub fn can_keep_local(program: &Program, sym: SymId) -> bool {
+    let Some(s) = program.symbols.get(sym.index()) else {
+        return false;
+    };
+    if s.kind != SymKind::Local || s.storage != Storage::Auto {
+        return false;
+    }
+    let graph = program.call_graph();
+    program.defined_procs().any(|(p, proc)| {
+        let mut declared = None;
+        if let Some(b) = &proc.body {
+            visit_stmts(&b.stmts, &mut |st| {
+                if let StmtKind::Decl { vars, .. } = &st.kind
+                    && let Some(d) = vars.iter().find(|d| d.sym == sym)
+                {
+                    declared = Some(d.init.clone());
+                }
+            });
+        }
+        let Some(init) = declared else {
+            return false;
+        };
+        let string = matches!(&init, Some(Init::Expr(e)) if matches!(program.resolve(&s.ty.ty), Type::Array { .. }) && matches!(e.kind, ExprKind::StrConst(_)));
+        !string && !reenters(&graph, p)
+    })
+}
+
+/// Whether a call from `p` can lead back to `p`.
+fn reenters(graph: &[Vec<ProcId>], p: ProcId) -> bool {
+    let mut seen = HashSet::new();
+    let mut todo = graph[p.index()].clone();
+    while let Some(q) = todo.pop() {
+        if q == p {
+            return true;
+        }
+        if seen.insert(q) {
+            todo.extend(graph[q.index()].iter().copied());
+        }
+    }
+    false
+}
+
+/// Each `(p, declaration)` becomes a file-scope `static` declaration
+/// right before `p`, its variables renamed after the procedure (`stage_s`
+/// for `s` in `stage`), with the declaration's comments.
+fn declare_at_file_scope(out: &mut Program, hoisted: Vec<(ProcId, Stmt)>) {
     let mut taken: HashSet<String> = out.symbols.iter().map(|s| s.name.clone()).collect();
     taken.extend(out.procs.iter().map(|p| p.name.clone()));
     taken.extend(out.typedefs.iter().map(|t| t.name.clone()));
@@ -131,7 +282,6 @@ pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
             },
         );
     }
-    Cow::Owned(out)
 }
 
 /// `pass` applied to `program`, borrowed unchanged when the pass changes

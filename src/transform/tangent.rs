@@ -2025,6 +2025,155 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         out
     }
 
+    /// `tangent/reset-merge` at the procedure's entry: a global array (or
+    /// a global's array member) that no call varies before it enters, but
+    /// that the procedure varies, has a derivative whose storage holds
+    /// what the last call left there (an array's zone is never killed, so
+    /// no assignment resets it before it is first read): it is set to
+    /// zero here, element by element.
+    fn entry_resets(&mut self) -> Vec<Stmt> {
+        if !self.opts.implicit_zero {
+            return Vec::new();
+        }
+        let entry = self
+            .a
+            .results
+            .get(&self.proc)
+            .map(|r| r.varied_entry.clone())
+            .unwrap_or_default();
+        let mut later = self.varied.exit.clone();
+        for set in self.varied.before.values() {
+            later.extend(set.iter().copied());
+        }
+        let mut zones: Vec<Zone> = later.difference(&entry).copied().collect();
+        zones.sort();
+        let mut out = Vec::new();
+        for z in zones {
+            let info = self.a.locs.zone(z).clone();
+            if !info.atom || !info.real || info.pointer {
+                continue;
+            }
+            let ObjKind::Var(s) = self.a.locs.object(info.obj).kind.clone() else {
+                continue;
+            };
+            if self.program.sym(s).kind != SymKind::Global || !self.diff.syms.contains(&s) {
+                continue;
+            }
+            let d = self.dsym(s);
+            let mut lv = self.var(d);
+            let mut ty = self.program.sym(s).ty.clone();
+            let mut named = true;
+            for &i in &info.path {
+                let Type::Struct(sid) = self.program.resolve(&ty.ty).clone() else {
+                    named = false;
+                    break;
+                };
+                if !self.diff.fields.contains(&(sid, i)) {
+                    named = false;
+                    break;
+                }
+                let f = &self.program.strukt(sid).fields[i];
+                ty = f.ty.clone();
+                match self.field(lv.clone(), &f.name.clone()) {
+                    Ok(e) => lv = e,
+                    Err(_) => {
+                        named = false;
+                        break;
+                    }
+                }
+            }
+            if named && matches!(self.out.resolve(&lv.ty.ty), Type::Array { .. }) {
+                out.extend(self.zero_elements(lv));
+            }
+        }
+        out
+    }
+
+    /// `lv = 0` over every real of a derivative array: a loop per
+    /// dimension, a field at a time for an element of a `T_d` struct
+    /// (pointer members are left alone: they point to the user's buffers).
+    fn zero_elements(&mut self, lv: Expr) -> Vec<Stmt> {
+        match self.out.resolve(&lv.ty.ty).clone() {
+            Type::Real(_) => {
+                let zero = self.real(0.0, lv.ty.clone());
+                vec![self.mk_stmt(StmtKind::Assign {
+                    lhs: lv,
+                    rhs: zero,
+                    sugar: AssignSugar::Plain,
+                })]
+            }
+            Type::Struct(sid) => {
+                let fields: Vec<String> = self.out.structs[sid.index()]
+                    .fields
+                    .iter()
+                    .map(|f| f.name.clone())
+                    .collect();
+                let mut out = Vec::new();
+                for name in fields {
+                    if let Ok(f) = self.field(lv.clone(), &name) {
+                        out.extend(self.zero_elements(f));
+                    }
+                }
+                out
+            }
+            Type::Array { elem, len } => {
+                let Some(n) = len.as_ref().and_then(|l| l.value) else {
+                    return Vec::new();
+                };
+                let int = |v: i64, span| {
+                    Expr::new(
+                        ExprKind::IntConst {
+                            value: v,
+                            text: v.to_string(),
+                        },
+                        QualType::int(),
+                        span,
+                    )
+                };
+                let Ok((k, mut decl)) = self.temp(&QualType::int(), "k") else {
+                    return Vec::new();
+                };
+                if let StmtKind::Decl { vars, .. } = &mut decl.kind {
+                    vars[0].init = Some(Init::Expr(int(0, self.span())));
+                }
+                let span = self.span();
+                let element = Expr::new(
+                    ExprKind::Index {
+                        base: Box::new(lv),
+                        index: Box::new(k.clone()),
+                    },
+                    (*elem).clone(),
+                    span,
+                );
+                let body = self.zero_elements(element);
+                if body.is_empty() {
+                    return Vec::new();
+                }
+                let cond = self.binary(BinOp::Lt, k.clone(), int(n as i64, span));
+                let next = self.binary(BinOp::Add, k.clone(), int(1, span));
+                let scope = self.scope_at(None);
+                vec![self.mk_stmt(StmtKind::Loop {
+                    header: LoopHeader::For {
+                        init: vec![decl],
+                        cond: Some(cond),
+                        step: vec![self.mk_stmt(StmtKind::Assign {
+                            lhs: k,
+                            rhs: next,
+                            sugar: AssignSugar::Increment,
+                        })],
+                    },
+                    body: Block {
+                        stmts: body,
+                        scope,
+                        closing_comments: Vec::new(),
+                        span,
+                    },
+                })]
+            }
+            _ => Vec::new(),
+        }
+    }
+
     fn mk_stmt(&self, kind: StmtKind) -> Stmt {
         Stmt {
             id: StmtId(0),
@@ -3522,6 +3671,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     Some(t) => self.resets(&t, &here, scope),
                     None => Vec::new(),
                 };
+                Val::Code(self.tag(r, "tangent/reset-merge"))
+            }
+            "entry-resets" => {
+                arity(0)?;
+                let r = self.entry_resets();
                 Val::Code(self.tag(r, "tangent/reset-merge"))
             }
             "exit-resets" => {
