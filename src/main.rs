@@ -659,7 +659,7 @@ fn check(
                     all_passed &= report.passed;
                 }
                 Err(e) => {
-                    report_once(&mut reported, format!("{}: error: {e}", file.display()));
+                    report_once(&mut reported, check_error(&loaded, h, &e.to_string()));
                     all_passed = false;
                 }
             }
@@ -751,12 +751,23 @@ fn check_adjoint_mode(
                 all_passed &= report.passed;
             }
             Err(e) => {
-                report_once(reported, format!("{}: error: {e}", file.display()));
+                report_once(reported, check_error(loaded, h, &e.to_string()));
                 all_passed = false;
             }
         }
     }
     all_passed
+}
+
+/// A check that could not run, in CONTRACT §1's form, at the head
+/// procedure (its domain, its driver, its compilation).
+fn check_error(
+    loaded: &aioli::front::Loaded,
+    h: &aioli::analysis::head::Head,
+    message: &str,
+) -> String {
+    let d = diag::Diagnostic::error(loaded.program.proc(h.proc).span, message);
+    diag::render(&loaded.sources, &d).trim_end().to_string()
 }
 
 /// Prints a diagnostic line unless it was printed already.

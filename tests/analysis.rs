@@ -362,6 +362,34 @@ fn analyze_json_through_the_command_line() {
     ] {
         assert!(!stmt[key].is_null(), "missing {key} in {stmt}");
     }
+    // Names as in the source (CONTRACT §7): the pointer `d` itself, TBR
+    // after `*e = a / x;`, is `d`, which the text form writes `d (pointer)`.
+    let fig8 = common::fixture_dir("analysis").join("fig8.c");
+    let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args([
+            "analyze",
+            fig8.to_str().unwrap(),
+            "--head",
+            &head_of(&fig8),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let statements = json["procedures"][0]["statements"].as_array().unwrap();
+    for stmt in statements {
+        for (key, value) in stmt.as_object().unwrap() {
+            for name in value.as_array().into_iter().flatten() {
+                let name = name.as_str().unwrap();
+                assert!(!name.contains(' '), "{key}: {name:?} in {stmt}");
+            }
+        }
+    }
+    let quotient = statements
+        .iter()
+        .find(|s| s["text"] == "*e = a / x;")
+        .unwrap();
+    assert_eq!(quotient["tbr_in"], serde_json::json!(["a", "d"]), "{quotient}");
     let bad = Command::new(env!("CARGO_BIN_EXE_aioli"))
         .args(["analyze", path.to_str().unwrap(), "--head", "nosuch(y)/(x)"])
         .output()

@@ -259,7 +259,7 @@ fn a_temporary_gives_way_to_a_later_declaration_of_its_name() {
 }
 
 /// `aioli check --mode both` reports a problem both halves meet (a
-/// parameter without a domain) once, not once per mode.
+/// parameter without a domain) once, not once per mode, at the head.
 #[test]
 fn a_check_error_both_modes_meet_is_reported_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -285,6 +285,12 @@ fn a_check_error_both_modes_meet_is_reported_once() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.matches("has no domain").count(), 1, "{err}");
+    // CONTRACT §1's form: FILE:LINE:COL, the source line and a caret.
+    assert!(
+        err.contains("nodomain.c:1:6: error: parameter 'w' of 'f' has no domain\n"),
+        "{err}"
+    );
+    assert!(err.contains("\n     ^"), "{err}");
 }
 
 /// Runs `aioli MODE FILE --head HEAD EXTRA… --out OUT`.

@@ -21,6 +21,22 @@ struct Row {
     pushed: Vec<String>,
 }
 
+/// CONTRACT §7 names variables as in the source: a pointer variable is
+/// named as written, as its target is (the text form's `q (pointer)`
+/// tells them apart).
+fn source_names(names: Vec<String>) -> Vec<String> {
+    let mut v: Vec<String> = names
+        .into_iter()
+        .map(|n| match n.strip_suffix(" (pointer)") {
+            Some(name) => name.to_string(),
+            None => n,
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
 impl Analysis<'_> {
     /// Zone names as the user wrote them (`a`, `p.x`), sorted, without
     /// repetition.
@@ -117,13 +133,13 @@ impl Analysis<'_> {
                         json!({
                             "line": r.line,
                             "text": r.text,
-                            "varied_in": r.varied_in,
-                            "useful_out": r.useful_out,
-                            "active_in": r.active_in,
-                            "active_out": r.active_out,
+                            "varied_in": source_names(r.varied_in),
+                            "useful_out": source_names(r.useful_out),
+                            "active_in": source_names(r.active_in),
+                            "active_out": source_names(r.active_out),
                             "diff_live": r.diff_live,
-                            "tbr_in": r.tbr_in,
-                            "pushed": r.pushed,
+                            "tbr_in": source_names(r.tbr_in),
+                            "pushed": source_names(r.pushed),
                         })
                     })
                     .collect();

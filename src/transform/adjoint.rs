@@ -2409,8 +2409,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             };
             for e in exprs {
                 visit(e, &mut |x| match &x.kind {
+                    // (`&s.v[1]` with `v` a pointer member is an address
+                    // in the memory `v` points to, not in `s`.)
                     ExprKind::AddrOf(r) => {
-                        addressed.extend(super::names::root_sym(r));
+                        addressed.extend(own_storage_root(&self.out, r));
                     }
                     ExprKind::Var(v)
                         if matches!(

@@ -234,7 +234,8 @@ pub(crate) fn refuse_overlapping_calls(
                     stmt.span,
                     format!(
                         "'{}' reaches the same memory through '{}' and '{}' (the pointers it is \
-                         given designate one array); this call is active, and the adjoint of \
+                         given may designate one array: aioli does not tell the parts of one \
+                         block or array apart); this call is active, and the adjoint of \
                          '{}' was built as if they did not overlap (give it separate buffers, \
                          or copy one first)",
                         program.proc(callee).name,
