@@ -389,7 +389,11 @@ fn analyze_json_through_the_command_line() {
         .iter()
         .find(|s| s["text"] == "*e = a / x;")
         .unwrap();
-    assert_eq!(quotient["tbr_in"], serde_json::json!(["a", "d"]), "{quotient}");
+    assert_eq!(
+        quotient["tbr_in"],
+        serde_json::json!(["a", "d"]),
+        "{quotient}"
+    );
     let bad = Command::new(env!("CARGO_BIN_EXE_aioli"))
         .args(["analyze", path.to_str().unwrap(), "--head", "nosuch(y)/(x)"])
         .output()

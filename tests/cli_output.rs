@@ -474,3 +474,41 @@ fn register_parameters_and_a_byte_order_mark_are_accepted() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// `warn/static-local`: a `static` local that carries an input from one
+/// call to the next (`last = x`) has its own copy in the output, which the
+/// original's calls do not change: both modes say so at its declaration.
+/// A table computed once from constants and its flag carry no input: no
+/// warning.
+#[test]
+fn a_static_local_carrying_an_input_between_calls_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("st.c");
+    std::fs::write(
+        &path,
+        "double f(double x)\n{\n    static double last = 0.0;\n    double y = x * x + last * x;\n    \
+         last = x;\n    return y;\n}\n\n\
+         double g(double x)\n{\n    static int init = 0;\n    static double w[3];\n    if (!init) {\n        \
+         for (int i = 0; i < 3; i++)\n            w[i] = 1.0 / (i + 1);\n        init = 1;\n    }\n    \
+         return w[0] * x + w[1] * x * x + w[2] * x * x * x;\n}\n",
+    )
+    .unwrap();
+    for mode in ["tangent", "adjoint"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
+            .arg(mode)
+            .arg(&path)
+            .args(["--head", "f(f)/(x)", "--head", "g(g)/(x)", "--out"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{mode}: {err}");
+        assert!(
+            err.contains(
+                "st.c:3:19: warning: 'last' is a static local that carries a value from one call to the next"
+            ),
+            "{mode}: {err}"
+        );
+        assert_eq!(err.matches("warning:").count(), 1, "{mode}: {err}");
+    }
+}

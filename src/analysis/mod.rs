@@ -1423,6 +1423,51 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
+        // `warn/static-local`
+        let is_static_local = |s: crate::il::SymId| {
+            let sym = self.program.sym(s);
+            (sym.kind == crate::il::SymKind::Local && sym.storage == crate::il::Storage::Static)
+                || self.program.static_locals.contains_key(&s)
+        };
+        let static_of = |z: Zone| match self.locs.object(self.locs.zone(z).obj).kind {
+            ObjKind::Var(s) if is_static_local(s) => Some(s),
+            _ => None,
+        };
+        let mut read: HashSet<Zone> = HashSet::default();
+        for r in self.results.values() {
+            for set in &r.useful_in {
+                read.extend(set.iter().copied().filter(|&z| static_of(z).is_some()));
+            }
+        }
+        let mut statics: Vec<crate::il::SymId> = Vec::new();
+        for &pid in &self.order {
+            let Some(sm) = self.summaries.get(&pid) else {
+                continue;
+            };
+            for &(u, w) in &sm.dep {
+                if let Some(s) = static_of(w)
+                    && static_of(u).is_none()
+                    && read.contains(&w)
+                {
+                    statics.push(s);
+                }
+            }
+        }
+        statics.sort();
+        statics.dedup();
+        for s in statics {
+            let sym = self.program.sym(s);
+            let name = self.program.static_locals.get(&s).unwrap_or(&sym.name);
+            out.push(Diagnostic::warning(
+                sym.span,
+                format!(
+                    "'{name}' is a static local that carries a value from one call to the next: \
+                     the output keeps its own copy of it, which calls of the original function do \
+                     not change (and the other way round), so derivative code called after the \
+                     original starts from another state"
+                ),
+            ));
+        }
         for &pid in &self.order {
             let f = &self.facts[&pid];
             // `warn/uninit`

@@ -905,6 +905,10 @@ pub struct Program {
     /// original keeps its own automatic variable: no code outside the
     /// output shares them.
     pub frame_statics: std::collections::BTreeSet<SymId>,
+    /// The adjoint's `static` locals, moved to file scope
+    /// (`adjoint/static-local`): a global that only its procedure names.
+    /// → its name in the source.
+    pub static_locals: std::collections::BTreeMap<SymId, String>,
     pub items: Vec<Item>,
     pub symbols: Vec<Symbol>,
     pub scopes: Vec<Scope>,

@@ -72,6 +72,14 @@ pub(crate) fn hoist_static_locals(program: &Program) -> Cow<'_, Program> {
     let Cow::Owned(mut out) = rewritten else {
         return Cow::Borrowed(program);
     };
+    for (_, st) in &hoisted {
+        if let StmtKind::Decl { vars, .. } = &st.kind {
+            for d in vars {
+                let name = out.symbols[d.sym.index()].name.clone();
+                out.static_locals.insert(d.sym, name);
+            }
+        }
+    }
     declare_at_file_scope(&mut out, hoisted);
     Cow::Owned(out)
 }
