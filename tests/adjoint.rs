@@ -2564,10 +2564,11 @@ fn a_split_pair_keeping_local_buffers_by_address_runs_like_f_b() {
 }
 
 /// `adjoint/global-exit`, `tangent/reset-merge` at the entry: a global
-/// array the head reads and writes but does not name has derivatives that
-/// the output defines and the caller does not touch. Each call starts them
-/// at zero (they held the last call's values: the second call of `f_d`
-/// and of `f_b` was wrong).
+/// array, and a field of a global array of structs, that the head reads
+/// and writes but does not name have derivatives that the output defines
+/// and the caller does not touch. Each call starts them at zero (they
+/// held the last call's values: the second call of `f_d` and of `f_b` was
+/// wrong). f = x (6x + 7) there, so f' = 12x + 7 = 15.4 at x = 0.7.
 #[test]
 fn an_active_global_outside_the_head_starts_each_call_at_zero() {
     let dir = tempfile::tempdir().unwrap();
@@ -2576,8 +2577,11 @@ fn an_active_global_outside_the_head_starts_each_call_at_zero() {
         &src,
         "// aioli: head='f(f)/(x)' domain='x=[0.5,1.5]'\n\
          double G[2];\n\
+         typedef struct {\n    double a, b;\n} Pair;\n\
+         Pair pr[2];\n\
          double f(double x)\n{\n    double s = 0.0;\n    for (int i = 0; i < 2; i++) {\n        \
-         G[i] = G[i] * x;\n        s += G[i];\n    }\n    return s * x;\n}\n",
+         G[i] = G[i] * x;\n        s += G[i];\n        pr[i].a = pr[i].a * x + pr[i].b;\n        \
+         s += pr[i].a;\n    }\n    return s * x;\n}\n",
     )
     .unwrap();
     let adjoint = generate(&src, false).unwrap();
@@ -2591,11 +2595,12 @@ fn an_active_global_outside_the_head_starts_each_call_at_zero() {
         false,
         "#include <math.h>\n#include <stdio.h>\n#include \"glob_d.c\"\n\
          void f_b(double x, double *xb, double fb);\n\
-         static void reset(void) { G[0] = 1.0; G[1] = 2.0; }\n\
+         static void reset(void)\n{\n    G[0] = 1.0;\n    G[1] = 2.0;\n    \
+         pr[0].a = 1.0;\n    pr[1].a = 2.0;\n    pr[0].b = 3.0;\n    pr[1].b = 4.0;\n}\n\
          int main(void)\n{\n    double x = 0.7, v;\n    int bad = 0;\n    \
          for (int call = 0; call < 3; call++) {\n        reset();\n        double d = f_d(x, 1.0, &v);\n        \
          reset();\n        double xb = 0.0;\n        f_b(x, &xb, 1.0);\n        \
-         bad |= fabs(d - 4.2) > 1e-12 || fabs(xb - 4.2) > 1e-12;\n        \
+         bad |= fabs(d - 15.4) > 1e-12 || fabs(xb - 15.4) > 1e-12;\n        \
          printf(\"%d %.15g %.15g\\n\", call, d, xb);\n    }\n    return bad;\n}\n",
     );
     assert!(

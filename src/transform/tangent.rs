@@ -2061,33 +2061,104 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 continue;
             }
             let d = self.dsym(s);
-            let mut lv = self.var(d);
-            let mut ty = self.program.sym(s).ty.clone();
-            let mut named = true;
-            for &i in &info.path {
-                let Type::Struct(sid) = self.program.resolve(&ty.ty).clone() else {
-                    named = false;
-                    break;
-                };
-                if !self.diff.fields.contains(&(sid, i)) {
-                    named = false;
-                    break;
-                }
-                let f = &self.program.strukt(sid).fields[i];
-                ty = f.ty.clone();
-                match self.field(lv.clone(), &f.name.clone()) {
-                    Ok(e) => lv = e,
-                    Err(_) => {
-                        named = false;
-                        break;
-                    }
-                }
-            }
-            if named && matches!(self.out.resolve(&lv.ty.ty), Type::Array { .. }) {
-                out.extend(self.zero_elements(lv));
-            }
+            let lv = self.var(d);
+            let ty = self.program.sym(s).ty.clone();
+            let path = info.path.clone();
+            out.extend(self.zero_zone(lv, &ty, &path, false));
         }
         out
+    }
+
+    /// `lv = 0` over the part of a derivative that the zone path `path`
+    /// (field indices of the original type `ty`) selects, in every element
+    /// of the arrays on the way (`prd[k].a` for the zone `pr[].a`); only a
+    /// part under an array (`arrayed`) or an array itself is zeroed here,
+    /// a scalar being `tangent/reset-merge`'s at the merges.
+    fn zero_zone(&mut self, lv: Expr, ty: &QualType, path: &[usize], arrayed: bool) -> Vec<Stmt> {
+        match self.program.resolve(&ty.ty).clone() {
+            Type::Array { elem, len } => {
+                let Some(n) = len.as_ref().and_then(|l| l.value) else {
+                    return Vec::new();
+                };
+                self.counted_loop(n as i64, lv, |host, element| {
+                    host.zero_zone(element, &elem, path, true)
+                })
+            }
+            Type::Struct(sid) if !path.is_empty() => {
+                if !self.diff.fields.contains(&(sid, path[0])) {
+                    return Vec::new();
+                }
+                let f = self.program.strukt(sid).fields[path[0]].clone();
+                match self.field(lv, &f.name) {
+                    Ok(e) => self.zero_zone(e, &f.ty, &path[1..], arrayed),
+                    Err(_) => Vec::new(),
+                }
+            }
+            _ if arrayed => self.zero_elements(lv),
+            _ => Vec::new(),
+        }
+    }
+
+    /// `for (int k = 0; k < n; k++) { body(base[k]) }`, nothing when the
+    /// body is empty.
+    fn counted_loop(
+        &mut self,
+        n: i64,
+        base: Expr,
+        body: impl FnOnce(&mut Self, Expr) -> Vec<Stmt>,
+    ) -> Vec<Stmt> {
+        let int = |v: i64, span| {
+            Expr::new(
+                ExprKind::IntConst {
+                    value: v,
+                    text: v.to_string(),
+                },
+                QualType::int(),
+                span,
+            )
+        };
+        let Type::Array { elem, .. } = self.out.resolve(&base.ty.ty).clone() else {
+            return Vec::new();
+        };
+        let Ok((k, mut decl)) = self.temp(&QualType::int(), "k") else {
+            return Vec::new();
+        };
+        if let StmtKind::Decl { vars, .. } = &mut decl.kind {
+            vars[0].init = Some(Init::Expr(int(0, self.span())));
+        }
+        let span = self.span();
+        let element = Expr::new(
+            ExprKind::Index {
+                base: Box::new(base),
+                index: Box::new(k.clone()),
+            },
+            (*elem).clone(),
+            span,
+        );
+        let stmts = body(self, element);
+        if stmts.is_empty() {
+            return Vec::new();
+        }
+        let cond = self.binary(BinOp::Lt, k.clone(), int(n, span));
+        let next = self.binary(BinOp::Add, k.clone(), int(1, span));
+        let scope = self.scope_at(None);
+        vec![self.mk_stmt(StmtKind::Loop {
+            header: LoopHeader::For {
+                init: vec![decl],
+                cond: Some(cond),
+                step: vec![self.mk_stmt(StmtKind::Assign {
+                    lhs: k,
+                    rhs: next,
+                    sugar: AssignSugar::Increment,
+                })],
+            },
+            body: Block {
+                stmts,
+                scope,
+                closing_comments: Vec::new(),
+                span,
+            },
+        })]
     }
 
     /// `lv = 0` over every real of a derivative array: a loop per
@@ -2117,59 +2188,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 }
                 out
             }
-            Type::Array { elem, len } => {
+            Type::Array { len, .. } => {
                 let Some(n) = len.as_ref().and_then(|l| l.value) else {
                     return Vec::new();
                 };
-                let int = |v: i64, span| {
-                    Expr::new(
-                        ExprKind::IntConst {
-                            value: v,
-                            text: v.to_string(),
-                        },
-                        QualType::int(),
-                        span,
-                    )
-                };
-                let Ok((k, mut decl)) = self.temp(&QualType::int(), "k") else {
-                    return Vec::new();
-                };
-                if let StmtKind::Decl { vars, .. } = &mut decl.kind {
-                    vars[0].init = Some(Init::Expr(int(0, self.span())));
-                }
-                let span = self.span();
-                let element = Expr::new(
-                    ExprKind::Index {
-                        base: Box::new(lv),
-                        index: Box::new(k.clone()),
-                    },
-                    (*elem).clone(),
-                    span,
-                );
-                let body = self.zero_elements(element);
-                if body.is_empty() {
-                    return Vec::new();
-                }
-                let cond = self.binary(BinOp::Lt, k.clone(), int(n as i64, span));
-                let next = self.binary(BinOp::Add, k.clone(), int(1, span));
-                let scope = self.scope_at(None);
-                vec![self.mk_stmt(StmtKind::Loop {
-                    header: LoopHeader::For {
-                        init: vec![decl],
-                        cond: Some(cond),
-                        step: vec![self.mk_stmt(StmtKind::Assign {
-                            lhs: k,
-                            rhs: next,
-                            sugar: AssignSugar::Increment,
-                        })],
-                    },
-                    body: Block {
-                        stmts: body,
-                        scope,
-                        closing_comments: Vec::new(),
-                        span,
-                    },
-                })]
+                self.counted_loop(n as i64, lv, |host, element| host.zero_elements(element))
             }
             _ => Vec::new(),
         }
