@@ -2496,7 +2496,11 @@ void f(double *x, double *y)\n{\n    for (int j = 1; j <= 3; j++)\n        y[0] 
 /// `adjoint/kept-locals`: two local buffers swapped through pointers each
 /// step (`cur`, `nxt`) are kept by address from `f_fwd` to `f_bwd`; with
 /// static storage the pair runs, call after call, as `f_b` does, and `f_b`
-/// agrees with central differences (under AddressSanitizer and UBSan).
+/// agrees with central differences (under AddressSanitizer and UBSan). Two
+/// forward sweeps before their backward sweeps (a taped time loop) each
+/// find their own values: the static is carried on the stack from one
+/// half to the other, like a local (it was not, and the first pair read
+/// the second's values).
 #[test]
 fn a_split_pair_keeping_local_buffers_by_address_runs_like_f_b() {
     let dir = tempfile::tempdir().unwrap();
@@ -2552,6 +2556,15 @@ fn a_split_pair_keeping_local_buffers_by_address_runs_like_f_b() {
          for (int i = 0; i < 4; i++) fd += (1.0 + i) * (yp[i] - ym[i]) / 2e-6;\n            \
          bad |= fabs(fd - xb1[k]) > 1e-6 * fabs(fd) || xb1[k] != xb2[k];\n            \
          printf(\"%d %d %.12g %.12g %.12g\\n\", call, k, fd, xb1[k], xb2[k]);\n        }\n    }\n    \
+         double x1[4] = {0.9, 1.1, 0.8, 1.2}, x2[4] = {1.3, 0.7, 1.0, 0.6};\n    \
+         double y1[4], y2[4], yb[4], g1[4] = {0}, g2[4] = {0}, n1[4] = {0}, n2[4] = {0};\n    \
+         for (int i = 0; i < 4; i++) yb[i] = 1.0 + i;\n    f_b(x1, g1, y1, yb);\n    \
+         for (int i = 0; i < 4; i++) yb[i] = 1.0 + i;\n    f_b(x2, g2, y2, yb);\n    \
+         f_fwd(x1, y1);\n    f_fwd(x2, y2);\n    \
+         for (int i = 0; i < 4; i++) yb[i] = 1.0 + i;\n    f_bwd(x2, n2, y2, yb);\n    \
+         for (int i = 0; i < 4; i++) yb[i] = 1.0 + i;\n    f_bwd(x1, n1, y1, yb);\n    \
+         for (int k = 0; k < 4; k++) {\n        bad |= n1[k] != g1[k] || n2[k] != g2[k];\n        \
+         printf(\"nested %d %.17g %.17g %.17g %.17g\\n\", k, g1[k], n1[k], g2[k], n2[k]);\n    }\n    \
          return bad;\n}\n",
     );
     assert!(

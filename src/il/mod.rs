@@ -903,8 +903,8 @@ pub struct Program {
     /// Automatic locals the adjoint gave static storage, so that a split
     /// pair's two frames share them (`adjoint/kept-locals`). The
     /// original keeps its own automatic variable: no code outside the
-    /// output shares them.
-    pub frame_statics: std::collections::BTreeSet<SymId>,
+    /// output shares them. → the procedure that declares it.
+    pub frame_statics: std::collections::BTreeMap<SymId, ProcId>,
     /// The adjoint's `static` locals, moved to file scope
     /// (`adjoint/static-local`): a global that only its procedure names.
     /// → its name in the source.

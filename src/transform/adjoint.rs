@@ -2284,6 +2284,46 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         });
     }
 
+    /// `adjoint/kept-locals`: the locals of the procedure being built (or
+    /// of the one it copies) that were given static storage.
+    fn own_frame_statics(&self) -> Vec<SymId> {
+        let original = self
+            .program
+            .specialized
+            .get(&self.proc)
+            .copied()
+            .unwrap_or(self.proc);
+        self.program
+            .frame_statics
+            .iter()
+            .filter(|&(_, &p)| p == original)
+            .map(|(&s, _)| s)
+            .collect()
+    }
+
+    /// `adjoint/kept-locals`: a local's adjoint is zero where the backward
+    /// sweep of its procedure starts (the local is dead once the procedure
+    /// returns); given static storage, it holds what the last backward
+    /// sweep left, so it is set to zero there. (A head's are, with its
+    /// other globals, by `adjoint/global-exit`.)
+    fn frame_adjoint_resets(&mut self) -> Vec<Stmt> {
+        if self.a.heads.iter().any(|h| h.proc == self.proc) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for s in self.own_frame_statics() {
+            if !self.diff.syms.contains(&s) || is_pointer(self.program, &self.program.sym(s).ty) {
+                continue;
+            }
+            let Ok(b) = self.bsym(s) else { continue };
+            let sb = self.var(b);
+            if let Ok(code) = self.zero_memory(sb, 0) {
+                out.extend(code);
+            }
+        }
+        self.tag(out, "adjoint/kept-locals")
+    }
+
     /// `adjoint/global-exit`: at the start of a head's backward sweep, the
     /// adjoint of each active global that the head's code uses and that
     /// is not one of its dependents is set to zero: that global's weight
@@ -4363,6 +4403,22 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 out.push(s);
             }
         }
+        // `adjoint/kept-locals`: a local given static storage, which the
+        // backward sweep may read through the addresses it keeps: carried
+        // like a local, so that forward sweeps run one after the other
+        // before their backward sweeps (a taped time loop) each find their
+        // own values.
+        // Its adjoint too where that holds pointers the forward sweep set
+        // (`aliasb = wb + 1`): the next forward sweep sets them anew.
+        for s in self.own_frame_statics() {
+            out.push(s);
+            if let Some(&b) = self.bsyms.get(&s) {
+                let ty = &self.out.symbols[b.index()].ty;
+                if holds_pointer(&self.out, self.out.resolve(&ty.ty), 0) {
+                    out.push(b);
+                }
+            }
+        }
         // An adjoint pointer the forward sweep set (`tb = calloc(...)`
         // following `t = malloc(...)`, or a member `bb.u` of an adjoint
         // struct), read before the backward sweep restores it at the
@@ -4563,7 +4619,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             });
             // (A local given static storage for the pair keeps its
             // adjoint private too: `adjoint/kept-locals`.)
-            let storage = if program.frame_statics.contains(&s) {
+            let storage = if program.frame_statics.contains_key(&s) {
                 Storage::Static
             } else {
                 Storage::Auto
@@ -6759,6 +6815,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                     if matches!(body.last().map(|s| &s.kind), Some(StmtKind::Return(_))) {
                         body.pop();
                     }
+                    body.extend(self.frame_adjoint_resets());
                     body.extend(bwd.iter().cloned());
                     self.make_proc(
                         fused,
@@ -6787,6 +6844,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 if self.user_pairs.contains(&self.proc) {
                     pops.extend(self.exit_adjoint_resets());
                 }
+                pops.extend(self.frame_adjoint_resets());
                 self.make_proc(id, params.clone(), QualType::void(), bwd, pops, true)?;
                 self.unconst_restored_params(id);
                 self.comments_elsewhere.clear();

@@ -1149,7 +1149,7 @@ fn static_global_uses(program: &Program) -> Vec<(ProcId, StaticUses)> {
         let sym = program.sym(s);
         sym.kind == crate::il::SymKind::Global
             && sym.storage == crate::il::Storage::Static
-            && !program.frame_statics.contains(&s)
+            && !program.frame_statics.contains_key(&s)
     };
     let mut out = Vec::new();
     for (p, proc) in program.defined_procs() {

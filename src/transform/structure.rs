@@ -169,11 +169,11 @@ pub fn hoist_kept_locals<'p>(program: &'p Program, kept: &BTreeSet<SymId>) -> Co
     let Cow::Owned(mut out) = rewritten else {
         return Cow::Borrowed(program);
     };
-    for (_, st) in &hoisted {
+    for (p, st) in &hoisted {
         if let StmtKind::Decl { vars, .. } = &st.kind {
             for d in vars {
                 out.symbols[d.sym.index()].storage = Storage::Static;
-                out.frame_statics.insert(d.sym);
+                out.frame_statics.insert(d.sym, *p);
             }
         }
     }
