@@ -614,6 +614,18 @@ pub enum ExprKind {
 }
 
 impl Expr {
+    /// The `int` constant `v`, spelled in decimal.
+    pub fn int(v: i64, span: Span) -> Expr {
+        Expr::new(
+            ExprKind::IntConst {
+                value: v,
+                text: v.to_string(),
+            },
+            QualType::int(),
+            span,
+        )
+    }
+
     pub fn new(kind: ExprKind, ty: QualType, span: Span) -> Expr {
         Expr {
             kind,

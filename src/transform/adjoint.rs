@@ -2310,18 +2310,30 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         if self.a.heads.iter().any(|h| h.proc == self.proc) {
             return Vec::new();
         }
+        let statics = self.own_frame_statics();
+        let out = self.zero_adjoints_of(statics);
+        self.tag(out, "adjoint/kept-locals")
+    }
+
+    /// `v̄ := 0` over the whole of the adjoint of each of `vars` that has
+    /// one (pointers and read-only variables have none to zero).
+    fn zero_adjoints_of(&mut self, vars: impl IntoIterator<Item = SymId>) -> Vec<Stmt> {
         let mut out = Vec::new();
-        for s in self.own_frame_statics() {
-            if !self.diff.syms.contains(&s) || is_pointer(self.program, &self.program.sym(s).ty) {
+        for v in vars {
+            let ty = &self.program.sym(v).ty;
+            if !self.diff.syms.contains(&v)
+                || is_pointer(self.program, ty)
+                || is_read_only(self.program, ty)
+            {
                 continue;
             }
-            let Ok(b) = self.bsym(s) else { continue };
-            let sb = self.var(b);
-            if let Ok(code) = self.zero_memory(sb, 0) {
+            let Ok(b) = self.bsym(v) else { continue };
+            let vb = self.var(b);
+            if let Ok(code) = self.zero_memory(vb, 0) {
                 out.extend(code);
             }
         }
-        self.tag(out, "adjoint/kept-locals")
+        out
     }
 
     /// `adjoint/global-exit`: at the start of a head's backward sweep, the
@@ -2366,22 +2378,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
             }
         }
-        let mut out = Vec::new();
-        for g in used {
-            let ty = &self.program.sym(g).ty;
-            if dependents.contains(&g)
-                || !self.diff.syms.contains(&g)
-                || is_pointer(self.program, ty)
-                || is_read_only(self.program, ty)
-            {
-                continue;
-            }
-            let Ok(b) = self.bsym(g) else { continue };
-            let gb = self.var(b);
-            if let Ok(code) = self.zero_memory(gb, 0) {
-                out.extend(code);
-            }
-        }
+        let out = self.zero_adjoints_of(used.into_iter().filter(|g| !dependents.contains(g)));
         self.tag(out, "adjoint/global-exit")
     }
 

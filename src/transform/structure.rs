@@ -909,7 +909,7 @@ fn restructure_proc(program: &mut Program, p: ProcId, taken: &mut HashSet<String
                     base.clone(),
                     span,
                 ))),
-                Type::Int { .. } => Some(Init::Expr(Structurer::int(0, span))),
+                Type::Int { .. } => Some(Init::Expr(Expr::int(0, span))),
                 Type::Pointer(_) => Some(Init::Expr(Expr::new(
                     ExprKind::IntConst {
                         value: 0,
@@ -1008,17 +1008,6 @@ impl Structurer<'_> {
         Expr::new(ExprKind::Var(s), self.program.sym(s).ty.clone(), span)
     }
 
-    fn int(v: i64, span: Span) -> Expr {
-        Expr::new(
-            ExprKind::IntConst {
-                value: v,
-                text: v.to_string(),
-            },
-            QualType::int(),
-            span,
-        )
-    }
-
     fn binary(op: BinOp, l: Expr, r: Expr, span: Span) -> Expr {
         Expr::new(
             ExprKind::Binary {
@@ -1052,7 +1041,7 @@ impl Structurer<'_> {
     }
 
     fn set(&self, flag: SymId, v: i64, span: Span) -> Stmt {
-        self.assign(self.var(flag, span), Self::int(v, span), span)
+        self.assign(self.var(flag, span), Expr::int(v, span), span)
     }
 
     fn block(&self, stmts: Vec<Stmt>, span: Span) -> Block {
@@ -1312,7 +1301,7 @@ impl Structurer<'_> {
                 (Some(t), Some(c)) => Self::binary(BinOp::And, t, c, span),
                 (Some(t), None) => t,
                 (None, Some(c)) => c,
-                (None, None) => Self::int(1, span),
+                (None, None) => Expr::int(1, span),
             }
         };
         let mut out = Vec::new();
@@ -1382,7 +1371,7 @@ impl Structurer<'_> {
             .position(|c| c.labels.iter().any(Option::is_none))
             .map_or(n, |d| d as i64);
         // index = sel == a ? 0 : sel == b ? 1 : ... : default
-        let mut index = Self::int(default, span);
+        let mut index = Expr::int(default, span);
         for (k, c) in cases.iter().enumerate().rev() {
             let test = c
                 .labels
@@ -1394,7 +1383,7 @@ impl Structurer<'_> {
                 index = Expr::new(
                     ExprKind::Cond {
                         cond: Box::new(test),
-                        then: Box::new(Self::int(k as i64, span)),
+                        then: Box::new(Expr::int(k as i64, span)),
                         other: Box::new(index),
                     },
                     QualType::int(),
@@ -1429,7 +1418,7 @@ impl Structurer<'_> {
                 let cond = Self::binary(
                     BinOp::Le,
                     self.var(case_var, c.span),
-                    Self::int(k as i64, c.span),
+                    Expr::int(k as i64, c.span),
                     c.span,
                 );
                 let mut s = self.stmt(
@@ -1573,7 +1562,7 @@ fn drop_flag_sets(stmts: &mut Vec<Stmt>, dead: &HashSet<SymId>) {
             && let Some(o) = other.take()
         {
             let span = cond.span;
-            let c = std::mem::replace(cond, Structurer::int(0, span));
+            let c = std::mem::replace(cond, Expr::int(0, span));
             *cond = Expr::new(
                 ExprKind::Unary {
                     op: UnOp::Not,

@@ -2107,16 +2107,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         base: Expr,
         body: impl FnOnce(&mut Self, Expr) -> Vec<Stmt>,
     ) -> Vec<Stmt> {
-        let int = |v: i64, span| {
-            Expr::new(
-                ExprKind::IntConst {
-                    value: v,
-                    text: v.to_string(),
-                },
-                QualType::int(),
-                span,
-            )
-        };
+        let int = Expr::int;
         let Type::Array { elem, .. } = self.out.resolve(&base.ty.ty).clone() else {
             return Vec::new();
         };
