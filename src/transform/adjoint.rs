@@ -2337,8 +2337,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     }
 
     /// `adjoint/global-exit`: at the start of a head's backward sweep, the
-    /// adjoint of each active global that the head's code uses and that
-    /// is not one of its dependents is set to zero: that global's weight
+    /// adjoint of each active global that the head (or a callee) reads or
+    /// writes and that is not one of its dependents is set to zero: that global's weight
     /// at the head's exit is zero, and its adjoint's storage holds what
     /// the last call left there (the gradient with respect to its value
     /// at entry).
@@ -2354,27 +2354,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 _ => None,
             })
             .collect();
-        let graph = self.program.call_graph();
-        let mut reached = vec![self.proc];
-        let mut seen: HashSet<ProcId> = reached.iter().copied().collect();
+        // The globals the head's code (its callees' included) reads or
+        // writes: its summary's interface zones.
         let mut used: BTreeSet<SymId> = BTreeSet::new();
-        while let Some(p) = reached.pop() {
-            if let Some(b) = &self.program.proc(p).body {
-                crate::il::visit_stmts(&b.stmts, &mut |st| {
-                    for e in super::names::stmt_exprs(st) {
-                        visit(e, &mut |x| {
-                            if let ExprKind::Var(v) = x.kind
-                                && self.program.sym(v).kind == SymKind::Global
-                            {
-                                used.insert(v);
-                            }
-                        });
-                    }
-                });
-            }
-            for &q in &graph[p.index()] {
-                if seen.insert(q) {
-                    reached.push(q);
+        if let Some(sm) = self.a.summaries.get(&self.proc) {
+            for &z in sm.reads.iter().chain(&sm.writes) {
+                if let ObjKind::Var(v) = self.a.locs.object(self.a.locs.zone(z).obj).kind
+                    && self.program.sym(v).kind == SymKind::Global
+                {
+                    used.insert(v);
                 }
             }
         }
