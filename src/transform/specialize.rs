@@ -388,19 +388,7 @@ fn separate_allocation_sites(
         }
         seen
     };
-    let on_cycle = |p: ProcId| {
-        let mut seen = BTreeSet::new();
-        let mut work: Vec<ProcId> = graph[p.index()].clone();
-        while let Some(q) = work.pop() {
-            if q == p {
-                return true;
-            }
-            if seen.insert(q) {
-                work.extend(graph[q.index()].iter().copied());
-            }
-        }
-        false
-    };
+    let on_cycle = |p: ProcId| super::structure::reenters(&graph, p);
     let seen_shared: Vec<ProcId> = shared.iter().map(|b| b.caller).collect();
     let not_copied = upward(&seen_shared);
     let allocators: Vec<ProcId> = shared.iter().map(|b| b.allocator).collect();

@@ -212,8 +212,9 @@ pub fn can_keep_local(program: &Program, sym: SymId) -> bool {
     })
 }
 
-/// Whether a call from `p` can lead back to `p`.
-fn reenters(graph: &[Vec<ProcId>], p: ProcId) -> bool {
+/// Whether a call from `p` can lead back to `p` (`graph` is
+/// `Program::call_graph`).
+pub(crate) fn reenters(graph: &[Vec<ProcId>], p: ProcId) -> bool {
     let mut seen = HashSet::new();
     let mut todo = graph[p.index()].clone();
     while let Some(q) = todo.pop() {
