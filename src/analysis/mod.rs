@@ -1433,13 +1433,10 @@ impl<'a> Analysis<'a> {
             ObjKind::Var(s) if is_static_local(s) => Some(s),
             _ => None,
         };
-        let mut read: HashSet<Zone> = HashSet::default();
-        for r in self.results.values() {
-            for set in &r.useful_in {
-                read.extend(set.iter().copied().filter(|&z| static_of(z).is_some()));
-            }
-        }
-        let mut statics: Vec<crate::il::SymId> = Vec::new();
+        // Static zones whose exit value depends on an input, then those of
+        // them some useful set holds (only where there are any: most
+        // programs have no static local).
+        let mut carried: BTreeSet<(Zone, crate::il::SymId)> = BTreeSet::new();
         for &pid in &self.order {
             let Some(sm) = self.summaries.get(&pid) else {
                 continue;
@@ -1447,14 +1444,22 @@ impl<'a> Analysis<'a> {
             for &(u, w) in &sm.dep {
                 if let Some(s) = static_of(w)
                     && static_of(u).is_none()
-                    && read.contains(&w)
                 {
-                    statics.push(s);
+                    carried.insert((w, s));
                 }
             }
         }
-        statics.sort();
-        statics.dedup();
+        let mut statics: BTreeSet<crate::il::SymId> = BTreeSet::new();
+        for r in self.results.values().filter(|_| !carried.is_empty()) {
+            for set in &r.useful_in {
+                statics.extend(
+                    carried
+                        .iter()
+                        .filter(|(w, _)| set.contains(w))
+                        .map(|&(_, s)| s),
+                );
+            }
+        }
         for s in statics {
             let sym = self.program.sym(s);
             let name = self.program.static_locals.get(&s).unwrap_or(&sym.name);

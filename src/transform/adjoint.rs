@@ -131,6 +131,7 @@ pub fn adjoint_output(
         Err(refused) => refused.kept_locals.clone(),
     };
     let first = translate(&structured);
+    let graph = structured.call_graph();
     let mut kept: BTreeSet<SymId> = BTreeSet::new();
     let mut found = kept_of(&first);
     // Each round can only add locals; three rounds cover a local kept
@@ -138,7 +139,9 @@ pub fn adjoint_output(
     for _ in 0..3 {
         let new: Vec<SymId> = found
             .into_iter()
-            .filter(|&s| !kept.contains(&s) && super::structure::can_keep_local(&structured, s))
+            .filter(|&s| {
+                !kept.contains(&s) && super::structure::can_keep_local(&structured, &graph, s)
+            })
             .collect();
         if new.is_empty() {
             break;
@@ -2514,21 +2517,20 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         });
         let push = self.runtime["aioli_push_pointer"];
-        let mut saved_local = None;
-        let mut kept = BTreeSet::new();
+        let mut kept: Vec<SymId> = Vec::new();
         crate::il::visit_stmts(fwd, &mut |st| {
             if let StmtKind::Call { callee, args, .. } = &st.kind
                 && *callee == push
                 && let Some(ExprKind::Var(p)) =
                     args.first().map(|a| &crate::il::strip_casts(a).kind)
                 && let Some(&l) = holds_local.get(p)
+                && !kept.contains(&l)
             {
-                saved_local.get_or_insert(l);
-                kept.insert(l);
+                kept.push(l);
             }
         });
-        self.kept_locals.extend(kept);
-        if let Some(l) = saved_local {
+        self.kept_locals.extend(kept.iter().copied());
+        if let Some(&l) = kept.first() {
             let name = &self.program.proc(self.proc).name;
             let local = &self.out.symbols[l.index()].name;
             let message = if self

@@ -185,14 +185,14 @@ pub fn hoist_kept_locals<'p>(program: &'p Program, kept: &BTreeSet<SymId>) -> Co
 /// static storage: declared in a procedure that no call re-enters (a
 /// recursive one would share it between its activations), and not a
 /// character array set from a string literal (which has no assignment).
-pub fn can_keep_local(program: &Program, sym: SymId) -> bool {
+/// `graph` is `program.call_graph()`.
+pub fn can_keep_local(program: &Program, graph: &[Vec<ProcId>], sym: SymId) -> bool {
     let Some(s) = program.symbols.get(sym.index()) else {
         return false;
     };
     if s.kind != SymKind::Local || s.storage != Storage::Auto {
         return false;
     }
-    let graph = program.call_graph();
     program.defined_procs().any(|(p, proc)| {
         let mut declared = None;
         if let Some(b) = &proc.body {
@@ -208,7 +208,7 @@ pub fn can_keep_local(program: &Program, sym: SymId) -> bool {
             return false;
         };
         let string = matches!(&init, Some(Init::Expr(e)) if matches!(program.resolve(&s.ty.ty), Type::Array { .. }) && matches!(e.kind, ExprKind::StrConst(_)));
-        !string && !reenters(&graph, p)
+        !string && !reenters(graph, p)
     })
 }
 
