@@ -2108,6 +2108,11 @@ fn a_real_of_another_precision_passes_its_adjoint_through_a_temporary() {
         "argb = 0.0f;",
         "fsq_b(x[i], &argb, tempb);",
         "xb[i] += argb;",
+        // A cast to the formal's type passes the adjoint of the variable
+        // under it, of the other precision: a temporary too.
+        "fsq_b((float)x[i], &argb, tempb);",
+        "dcube_b((double)xf, &argb0, tempb0);",
+        "xfb += argb0;",
     ] {
         assert!(code.contains(line), "{line}\n{code}");
     }

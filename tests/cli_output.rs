@@ -490,14 +490,17 @@ fn a_static_local_carrying_an_input_between_calls_is_warned_about() {
          last = x;\n    return y;\n}\n\n\
          double g(double x)\n{\n    static int init = 0;\n    static double w[3];\n    if (!init) {\n        \
          for (int i = 0; i < 3; i++)\n            w[i] = 1.0 / (i + 1);\n        init = 1;\n    }\n    \
-         return w[0] * x + w[1] * x * x + w[2] * x * x * x;\n}\n",
+         return w[0] * x + w[1] * x * x + w[2] * x * x * x;\n}\n\n\
+         static double prev = 1.0;\nstatic const double scale = 2.0;\n\n\
+         double h(double x)\n{\n    double y = scale * prev * x * x;\n    prev = x;\n    return y;\n}\n",
     )
     .unwrap();
     for mode in ["tangent", "adjoint"] {
         let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
             .arg(mode)
             .arg(&path)
-            .args(["--head", "f(f)/(x)", "--head", "g(g)/(x)", "--out"])
+            .args(["--head", "f(f)/(x)", "--head", "g(g)/(x)", "--head", "h(h)/(x)"])
+            .arg("--out")
             .arg(dir.path())
             .output()
             .unwrap();
@@ -509,6 +512,85 @@ fn a_static_local_carrying_an_input_between_calls_is_warned_about() {
             ),
             "{mode}: {err}"
         );
-        assert_eq!(err.matches("warning:").count(), 1, "{mode}: {err}");
+        // A file-scope static is as much out of the output's reach.
+        assert!(
+            err.contains(
+                "st.c:21:15: warning: 'prev' is a static variable of its file that carries a value from one call to the next"
+            ),
+            "{mode}: {err}"
+        );
+        assert_eq!(err.matches("warning:").count(), 2, "{mode}: {err}");
     }
+}
+
+/// `tangent/output`: the derivative of a `static inline` helper of a
+/// header stands at the `#include`, ahead of the main file's globals; the
+/// derivative of a global it reads is defined before it, so the scalar and
+/// vector outputs compile and give the derivative in the global.
+#[test]
+fn a_header_helper_reading_an_active_global_comes_after_its_derivative() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("g3.h"),
+        "#pragma once\nextern double k;\nstatic inline double scale(double a) { return k * a; }\n",
+    )
+    .unwrap();
+    let file = dir.path().join("g3.c");
+    std::fs::write(
+        &file,
+        "#include \"g3.h\"\ndouble k = 0.3;\nvoid f(double *x, double *y)\n{\n    y[0] = scale(x[0]);\n}\n",
+    )
+    .unwrap();
+    let driver = dir.path().join("drv.c");
+    std::fs::write(
+        &driver,
+        "#include <stdio.h>\nextern double kd;\nvoid f_d(double *x, double *xd, double *y, double *yd);\n\
+         int main(void)\n{\n    double x = 2.0, xd = 0.5, y = 0.0, yd = 0.0;\n    kd = 1.0;\n    \
+         f_d(&x, &xd, &y, &yd);\n    printf(\"%.17g %.17g\\n\", y, yd);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    for extra in [&[][..], &["--vector"][..]] {
+        let run = differentiate("tangent", &file, "f(y)/(x k)", extra, dir.path());
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+    let rt = dir.path().join("rt");
+    let made = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args(["runtime", "--out"])
+        .arg(&rt)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let exe = dir.path().join("run");
+    let cc = |args: &[&std::path::Path], out: &std::path::Path| {
+        Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I"])
+            .arg(dir.path())
+            .arg("-I")
+            .arg(&rt)
+            .args(args)
+            .arg("-o")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let vector = dir.path().join("g3_dv.c");
+    let compiled = cc(&[&std::path::PathBuf::from("-c"), &vector], &dir.path().join("v.o"));
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let built = cc(&[&file, &dir.path().join("g3_d.c"), &driver], &exe);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(&exe).output().unwrap();
+    // y = k x = 0.6, ẏ = k̇ x + k ẋ = 2 + 0.15.
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "0.59999999999999998 2.1499999999999999\n");
 }

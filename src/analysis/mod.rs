@@ -1424,13 +1424,19 @@ impl<'a> Analysis<'a> {
             }
         }
         // `warn/static-local`
-        let is_static_local = |s: crate::il::SymId| {
+        // Static storage the output copies: static locals, and file-scope
+        // statics (internal linkage, out of the output's reach), but not
+        // automatic locals the adjoint moved to static storage
+        // (`adjoint/kept-locals`), which live one activation each.
+        let is_copied_static = |s: crate::il::SymId| {
             let sym = self.program.sym(s);
-            (sym.kind == crate::il::SymKind::Local && sym.storage == crate::il::Storage::Static)
+            (matches!(sym.kind, crate::il::SymKind::Local | crate::il::SymKind::Global)
+                && sym.storage == crate::il::Storage::Static
+                && !self.program.frame_statics.contains_key(&s))
                 || self.program.static_locals.contains_key(&s)
         };
         let static_of = |z: Zone| match self.locs.object(self.locs.zone(z).obj).kind {
-            ObjKind::Var(s) if is_static_local(s) => Some(s),
+            ObjKind::Var(s) if is_copied_static(s) => Some(s),
             _ => None,
         };
         // Static zones whose exit value depends on an input, then those of
@@ -1462,11 +1468,15 @@ impl<'a> Analysis<'a> {
         }
         for s in statics {
             let sym = self.program.sym(s);
-            let name = self.program.static_locals.get(&s).unwrap_or(&sym.name);
+            let (name, what) = match self.program.static_locals.get(&s) {
+                Some(name) => (name, "static local"),
+                None if sym.kind == crate::il::SymKind::Local => (&sym.name, "static local"),
+                None => (&sym.name, "static variable of its file"),
+            };
             out.push(Diagnostic::warning(
                 sym.span,
                 format!(
-                    "'{name}' is a static local that carries a value from one call to the next: \
+                    "'{name}' is a {what} that carries a value from one call to the next: \
                      the output keeps its own copy of it, which calls of the original function do \
                      not change (and the other way round), so derivative code called after the \
                      original starts from another state"

@@ -5596,7 +5596,11 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                             .params
                             .get(*i)
                             .map(|&f| real_rank(self.program, &self.program.sym(f).ty));
-                        let actual = args.get(*i).map(|a| real_rank(self.program, &a.ty));
+                        // The adjoint passed is the one of the reference under the
+                        // casts (`twice((float)x)` passes x's), so its type counts.
+                        let actual = args
+                            .get(*i)
+                            .map(|a| real_rank(self.program, &peel_casts(a).ty));
                         matches!((formal, actual), (Some(f), Some(a)) if f > 0 && a > 0 && f != a)
                     }
                     _ => false,

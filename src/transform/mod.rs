@@ -16,7 +16,7 @@ pub mod adjoint;
 pub mod checkpoint;
 pub mod keep;
 
-use crate::il::{Item, ItemKind, ProcId, Program, ScopeId, StmtKind, SymId};
+use crate::il::{ExprKind, Item, ItemKind, ProcId, Program, ScopeId, StmtKind, SymId};
 use std::collections::{HashMap, HashSet};
 
 /// `output/merge-copies`: among `generated` (each derivative procedure
@@ -323,6 +323,54 @@ pub(crate) fn declare_before_use(
         .collect();
     items.splice(at..at, protos);
 }
+/// The definition of a derivative global (one of `owned`) that comes after
+/// a generated procedure using it moves up to just before that procedure:
+/// the derivative of a `static inline` helper of a header is placed at the
+/// `#include`, ahead of the main file's globals (`tangent/output`).
+pub(crate) fn define_globals_before_use(
+    out: &Program,
+    generated: &HashSet<ProcId>,
+    owned: &HashSet<SymId>,
+    items: &mut Vec<Item>,
+) {
+    // Each move takes an item up past at least one procedure, so this ends.
+    loop {
+        let mut defined_at: HashMap<SymId, usize> = HashMap::new();
+        for (j, item) in items.iter().enumerate() {
+            if let ItemKind::Globals { vars, .. } = &item.kind {
+                for v in vars.iter().filter(|v| owned.contains(&v.sym)) {
+                    defined_at.insert(v.sym, j);
+                }
+            }
+        }
+        let first_late = items.iter().enumerate().find_map(|(i, item)| {
+            let ItemKind::Function(p) = item.kind else {
+                return None;
+            };
+            let body = out.proc(p).body.as_ref().filter(|_| generated.contains(&p))?;
+            let mut late: Option<usize> = None;
+            crate::il::visit_stmts(&body.stmts, &mut |s| {
+                for e in crate::il::stmt_exprs(s) {
+                    crate::il::visit_expr(e, &mut |x| {
+                        if let ExprKind::Var(v) = x.kind
+                            && let Some(&j) = defined_at.get(&v)
+                            && j > i
+                        {
+                            late = Some(late.map_or(j, |l| l.min(j)));
+                        }
+                    });
+                }
+            });
+            late.map(|j| (i, j))
+        });
+        let Some((user, definition)) = first_late else {
+            return;
+        };
+        let item = items.remove(definition);
+        items.insert(user, item);
+    }
+}
+
 pub mod names;
 pub mod recurrence;
 pub mod share;

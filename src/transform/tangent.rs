@@ -2494,6 +2494,12 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         }
         let dprocs: Vec<ProcId> = self.dprocs.values().copied().collect();
         super::declare_before_use(&self.out, &dprocs.iter().copied().collect(), &mut items);
+        super::define_globals_before_use(
+            &self.out,
+            &dprocs.iter().copied().collect(),
+            &dglobals.values().copied().collect(),
+            &mut items,
+        );
         super::drop_undefined_static_prototypes(&self.out, &mut items);
         super::drop_unused_static_globals(&self.out, &mut items);
         super::mention_uncalled_header_statics(
