@@ -69,18 +69,34 @@ pub fn render(sources: &SourceMap, d: &Diagnostic) -> String {
         return out;
     }
     let text = file.line_text(line);
-    let _ = writeln!(out, "{text}");
-    let mut caret = String::new();
-    for ch in text.chars().take(col - 1) {
+    // A very long line (generated code) is shown as a window around the
+    // column, so that the message stays readable.
+    let chars: Vec<char> = text.chars().collect();
+    let (first, last) = if chars.len() > LINE_WINDOW {
+        let first = (col - 1).saturating_sub(LINE_WINDOW / 3);
+        (first, (first + LINE_WINDOW).min(chars.len()))
+    } else {
+        (0, chars.len())
+    };
+    let clipped_before = if first > 0 { "..." } else { "" };
+    let clipped_after = if last < chars.len() { "..." } else { "" };
+    let shown: String = chars[first..last].iter().collect();
+    let _ = writeln!(out, "{clipped_before}{shown}{clipped_after}");
+    let mut caret = " ".repeat(clipped_before.len());
+    for &ch in chars.iter().take(col - 1).skip(first) {
         caret.push(if ch == '\t' { '\t' } else { ' ' });
     }
     caret.push('^');
     let (end_line, end_col) = file.line_col((d.span.hi as usize).max(d.span.lo as usize + 1));
     if end_line == line && end_col > col + 1 {
-        for _ in 0..(end_col - col - 1) {
+        let end = (end_col - 1).min(last.max(col));
+        for _ in col..end {
             caret.push('~');
         }
     }
     let _ = writeln!(out, "{caret}");
     out
 }
+
+/// The most characters of a source line a diagnostic shows.
+const LINE_WINDOW: usize = 160;

@@ -209,7 +209,11 @@ impl<'a> ParseCtx<'a> {
             return Err(ParseError::User {
                 error: Diagnostic::error(
                     self.span(l, r),
-                    format!("this construct is nested too deeply (more than {MAX_NESTING} levels)"),
+                    format!(
+                        "this construct is nested too deeply (more than {MAX_NESTING} levels; \
+                         each binary operator of a chain and each `else if` counts as one: \
+                         split a long sum or branch chain into several statements)"
+                    ),
                 ),
             });
         }
