@@ -594,3 +594,31 @@ fn a_header_helper_reading_an_active_global_comes_after_its_derivative() {
     // y = k x = 0.6, ẏ = k̇ x + k ẋ = 2 + 0.15.
     assert_eq!(String::from_utf8_lossy(&ran.stdout), "0.59999999999999998 2.1499999999999999\n");
 }
+
+/// `il/mem-loop`: `memcpy` or `memset` of one element (a struct copied
+/// with `sizeof(Rec)`) is that element's assignment, not a loop of one
+/// trip, whose zero-trip path made `warn/uninit` see the copy unwritten.
+#[test]
+fn a_one_element_memcpy_is_an_assignment() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rec.c");
+    std::fs::write(
+        &file,
+        "#include <string.h>\ntypedef struct { double a; int tag; } Rec;\n\
+         double twocopies(double x)\n{\n    Rec r1, r2, r3;\n    r1.a = x * x;\n    r1.tag = 1;\n    \
+         memcpy(&r2, &r1, sizeof(Rec));\n    memcpy(&r3, &r2, sizeof r3);\n    return r3.a;\n}\n",
+    )
+    .unwrap();
+    for (mode, suffix) in [("tangent", "_d"), ("adjoint", "_b")] {
+        let run = differentiate(mode, &file, "twocopies(twocopies)/(x)", &[], dir.path());
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(run.status.success(), "{stderr}");
+        assert!(!stderr.contains("warning"), "{mode}: {stderr}");
+        let text = std::fs::read_to_string(dir.path().join(format!("rec{suffix}.c"))).unwrap();
+        assert!(!text.contains("for ("), "{text}");
+    }
+    let text = std::fs::read_to_string(dir.path().join("rec_d.c")).unwrap();
+    for line in ["r2d = r1d;", "r2 = r1;", "r3d = r2d;", "r3 = r2;"] {
+        assert!(text.contains(line), "{line} in {text}");
+    }
+}

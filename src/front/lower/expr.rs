@@ -1297,7 +1297,7 @@ impl Lowerer<'_> {
         if !matches!(self.resolve(&count.ty.ty), Type::Int { .. }) {
             return None;
         }
-        self.index_loop(count, span, &mut |me, k| {
+        let mut fill = |me: &mut Self, k: Expr| {
             let lhs = me.element(dst.clone(), k.clone(), &t, span);
             match &value {
                 Some(src) => {
@@ -1308,11 +1308,40 @@ impl Lowerer<'_> {
                 // of them: every scalar set to zero.
                 None => me.zero_fill(lhs, &t, span),
             }
-        })
+        };
+        // One element (`memcpy(&r2, &r1, sizeof(Rec))`): no loop, whose
+        // zero-trip path would leave the element unwritten for the
+        // analyses (`warn/uninit`).
+        if let ExprKind::IntConst { value: 1, .. } = count.kind {
+            let mut stmts = fill(self, constant(0))?;
+            if stmts.len() == 1 {
+                return stmts.pop();
+            }
+            return Some(stmt(
+                StmtKind::Block(crate::il::Block {
+                    stmts,
+                    scope: self.scope,
+                    closing_comments: Vec::new(),
+                    span,
+                }),
+                span,
+            ));
+        }
+        self.index_loop(count, span, &mut fill)
     }
 
-    /// `base[k]`, of element type `t` (not const: it is stored into).
+    /// `base[k]`, of element type `t` (not const: it is stored into);
+    /// `(&x)[0]` is `x`.
     fn element(&self, base: Expr, k: Expr, t: &QualType, span: Span) -> Expr {
+        if let (ExprKind::AddrOf(x), ExprKind::IntConst { value: 0, .. }) = (&base.kind, &k.kind) {
+            return Expr {
+                ty: QualType {
+                    is_const: false,
+                    ..t.clone()
+                },
+                ..(**x).clone()
+            };
+        }
         Expr::new(
             ExprKind::Index {
                 base: Box::new(base),
