@@ -622,3 +622,112 @@ fn a_one_element_memcpy_is_an_assignment() {
         assert!(text.contains(line), "{line} in {text}");
     }
 }
+
+/// `output/defining-headers`: a local header that defines a global and a
+/// function (`globals.inc`) is not included again by the output, which
+/// declares them instead; the output links with the original and gives
+/// the derivative.
+#[test]
+fn a_header_defining_globals_and_functions_is_expanded_not_included() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("defs.inc"),
+        "/* shared state and a helper */\ndouble beta = 1.5;\ndouble sq(double a) { return a * a; }\n",
+    )
+    .unwrap();
+    let file = dir.path().join("g.c");
+    std::fs::write(
+        &file,
+        "#include \"defs.inc\"\nvoid g(double *x, double *y)\n{\n    y[0] = beta * sq(x[0]);\n}\n",
+    )
+    .unwrap();
+    let driver = dir.path().join("drv.c");
+    std::fs::write(
+        &driver,
+        "#include <stdio.h>\nvoid g_d(double *x, double *xd, double *y, double *yd);\n\
+         void g_b(double *x, double *xb, double *y, double *yb);\n\
+         int main(void)\n{\n    double x = 2.0, xd = 1.0, y = 0.0, yd = 0.0, xb = 0.0, yb = 1.0;\n    \
+         g_d(&x, &xd, &y, &yd);\n    g_b(&x, &xb, &y, &yb);\n    printf(\"%g %g %g\\n\", y, yd, xb);\n    \
+         return 0;\n}\n",
+    )
+    .unwrap();
+    for mode in ["tangent", "adjoint"] {
+        let run = differentiate(mode, &file, "g(y)/(x)", &[], dir.path());
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(dir.path().join("g_d.c")).unwrap();
+    assert!(!text.contains("#include \"defs.inc\""), "{text}");
+    assert!(text.contains("extern double beta;"), "{text}");
+    let rt = dir.path().join("rt");
+    let made = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args(["runtime", "--out"])
+        .arg(&rt)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let exe = dir.path().join("run");
+    let built = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(&rt)
+        .arg(&file)
+        .arg(dir.path().join("g_d.c"))
+        .arg(dir.path().join("g_b.c"))
+        .arg(rt.join("aioli.c"))
+        .arg(&driver)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = Command::new(&exe).output().unwrap();
+    // y = β x², ẏ = 2 β x ẋ = 6, x̄ = 2 β x ȳ = 6.
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "6 6 6\n");
+}
+
+/// `tangent/assign-dead`, `tangent/seq`: a statement the tangent drops (not
+/// live for derivatives nor results) hands its comments to the next
+/// statement kept; a local whose every use was dropped (`int cnt = 0;`)
+/// is not declared, so the output compiles without `-Wall` warnings.
+#[test]
+fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("drop.c");
+    std::fs::write(
+        &file,
+        "void f(double *x, double *y)\n{\n    int cnt = 0;\n    /* comment A: bookkeeping only */\n    \
+         cnt = cnt + 1; // comment B\n    y[0] = x[0] * x[0];\n}\n",
+    )
+    .unwrap();
+    let run = differentiate("tangent", &file, "f(y)/(x)", &[], dir.path());
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(dir.path().join("drop_d.c")).unwrap();
+    assert!(!text.contains("cnt"), "{text}");
+    let a = text.find("/* comment A: bookkeeping only */").expect(&text);
+    let b = text.find("// comment B").expect(&text);
+    let first = text.find("yd[0] =").expect(&text);
+    assert!(a < b && b < first, "{text}");
+    let compiled = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-c"])
+        .arg(dir.path().join("drop_d.c"))
+        .arg("-o")
+        .arg(dir.path().join("drop_d.o"))
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+}

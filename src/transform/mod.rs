@@ -371,6 +371,54 @@ pub(crate) fn define_globals_before_use(
     }
 }
 
+/// `output/defining-headers`: a local header the main file includes that
+/// defines something with external linkage (`double beta = 1.5;`, a
+/// non-`static`, non-`inline` function) cannot be included by the output
+/// too, whose link with the original would define it twice. Its items are
+/// taken as the main file's, where its `#include` stood: the output then
+/// declares its globals `extern` and its functions by prototype, as it does
+/// the main file's. `None` when no such header is included.
+pub(crate) fn expand_defining_headers(program: &Program) -> Option<Program> {
+    use crate::il::Storage;
+    let main = program.main_file;
+    let direct: HashSet<crate::front::source::FileId> = program
+        .items
+        .iter()
+        .filter(|i| i.file == main)
+        .filter_map(|i| match i.kind {
+            ItemKind::LocalInclude { file, .. } => Some(file),
+            _ => None,
+        })
+        .collect();
+    let defining: HashSet<crate::front::source::FileId> = program
+        .items
+        .iter()
+        .filter(|i| direct.contains(&i.file))
+        .filter(|i| match &i.kind {
+            ItemKind::Function(p) => {
+                let proc = program.proc(*p);
+                proc.storage != Storage::Static && !proc.is_inline
+            }
+            ItemKind::Globals { storage, .. } => *storage == Storage::Auto,
+            _ => false,
+        })
+        .map(|i| i.file)
+        .collect();
+    if defining.is_empty() {
+        return None;
+    }
+    let mut out = program.clone();
+    out.items.retain(
+        |i| !matches!(i.kind, ItemKind::LocalInclude { file, .. } if i.file == main && defining.contains(&file)),
+    );
+    for item in &mut out.items {
+        if defining.contains(&item.file) {
+            item.file = main;
+        }
+    }
+    Some(out)
+}
+
 pub mod names;
 pub mod recurrence;
 pub mod share;

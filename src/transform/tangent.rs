@@ -3073,8 +3073,21 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
         Ok(match head {
             "seq" => {
                 let mut code: Vec<Stmt> = Vec::new();
-                for a in args {
-                    code.extend(self.code_of(a)?);
+                let mut dropped_first = false;
+                for (k, a) in args.into_iter().enumerate() {
+                    let part = self.code_of(a)?;
+                    dropped_first |= k == 0 && part.is_empty();
+                    code.extend(part);
+                }
+                // A statement that became nothing (dropped as not live) hands
+                // the user's comments around it to the next statement kept.
+                if dropped_first
+                    && let Val::Stmts([first, ..]) = node
+                    && let Some(next) = code.first_mut()
+                {
+                    let mut carried = first.comments.leading.clone();
+                    carried.extend(first.comments.trailing.iter().cloned());
+                    prepend_comments(next, carried);
                 }
                 // The comment heading the user's statement heads what the
                 // statement became, derivative first (`/* predict */` above
@@ -4424,6 +4437,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         loop {
             let mut read: HashSet<SymId> = HashSet::new();
             let mut written: HashSet<SymId> = HashSet::new();
+            // Stored by something this pass cannot drop (an allocation).
+            let mut kept_stores: HashSet<SymId> = HashSet::new();
             crate::il::visit_stmts(stmts, &mut |st| {
                 let target = crate::il::stored_ref(st);
                 if let Some(Expr {
@@ -4432,6 +4447,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 }) = target
                 {
                     written.insert(*v);
+                    if !matches!(st.kind, StmtKind::Assign { .. } | StmtKind::Call { .. }) {
+                        kept_stores.insert(*v);
+                    }
                 }
                 if let StmtKind::Decl { vars, .. } = &st.kind {
                     written.extend(vars.iter().map(|d| d.sym));
@@ -4468,15 +4486,17 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     }
                 }
             });
+            // A derivative nobody reads, and also an original local whose
+            // every reader was sliced away (`int cnt = 0;` after `cnt++`
+            // went, not being live): C warns about either.
             let dead: HashSet<SymId> = written
                 .into_iter()
-                .filter(|s| !read.contains(s) && !in_headers.contains(s))
-                .filter(|s| self.primal_syms.contains_key(s))
+                .filter(|s| !read.contains(s) && !in_headers.contains(s) && !kept_stores.contains(s))
                 .filter(|s| {
                     let sym = &self.out.symbols[s.index()];
                     matches!(sym.kind, SymKind::Local | SymKind::Temp)
                         && sym.storage == Storage::Auto
-                        && self.out.is_real(&sym.ty.ty)
+                        && (!self.primal_syms.contains_key(s) || self.out.is_real(&sym.ty.ty))
                 })
                 .collect();
             if dead.is_empty() {
