@@ -234,10 +234,12 @@ pub(crate) fn refuse_overlapping_calls(
                     stmt.span,
                     format!(
                         "'{}' reaches the same memory through '{}' and '{}' (the pointers it is \
-                         given may designate one array: aioli does not tell the parts of one \
-                         block or array apart); this call is active, and the adjoint of \
-                         '{}' was built as if they did not overlap (give it separate buffers, \
-                         or copy one first)",
+                         given may designate one array: aioli tells two parts of one block \
+                         apart only when the call itself passes them as slices it can \
+                         compare, such as `&a[0]` and `&a[n]` with the callee's extents); \
+                         this call is active, and the adjoint of '{}' was built as if they \
+                         did not overlap (pass the slices in the call, give it separate \
+                         buffers, or copy one first)",
                         program.proc(callee).name,
                         a.locs.object(t1).name,
                         a.locs.object(t2).name,
