@@ -492,14 +492,21 @@ fn a_static_local_carrying_an_input_between_calls_is_warned_about() {
          for (int i = 0; i < 3; i++)\n            w[i] = 1.0 / (i + 1);\n        init = 1;\n    }\n    \
          return w[0] * x + w[1] * x * x + w[2] * x * x * x;\n}\n\n\
          static double prev = 1.0;\nstatic const double scale = 2.0;\n\n\
-         double h(double x)\n{\n    double y = scale * prev * x * x;\n    prev = x;\n    return y;\n}\n",
+         double h(double x)\n{\n    double y = scale * prev * x * x;\n    prev = x;\n    return y;\n}\n\n\
+         static double cache;\n\n\
+         double k(double x)\n{\n    cache = x * x;\n    return cache + 1.0;\n}\n",
     )
     .unwrap();
+    // `cache` is written before it is read in every call: it carries
+    // nothing from one call to the next, and gets no warning.
     for mode in ["tangent", "adjoint"] {
         let out = Command::new(env!("CARGO_BIN_EXE_aioli"))
             .arg(mode)
             .arg(&path)
-            .args(["--head", "f(f)/(x)", "--head", "g(g)/(x)", "--head", "h(h)/(x)"])
+            .args([
+                "--head", "f(f)/(x)", "--head", "g(g)/(x)", "--head", "h(h)/(x)",
+            ])
+            .args(["--head", "k(k)/(x)"])
             .arg("--out")
             .arg(dir.path())
             .output()
@@ -578,7 +585,10 @@ fn a_header_helper_reading_an_active_global_comes_after_its_derivative() {
             .unwrap()
     };
     let vector = dir.path().join("g3_dv.c");
-    let compiled = cc(&[&std::path::PathBuf::from("-c"), &vector], &dir.path().join("v.o"));
+    let compiled = cc(
+        &[&std::path::PathBuf::from("-c"), &vector],
+        &dir.path().join("v.o"),
+    );
     assert!(
         compiled.status.success(),
         "{}",
@@ -592,7 +602,10 @@ fn a_header_helper_reading_an_active_global_comes_after_its_derivative() {
     );
     let ran = Command::new(&exe).output().unwrap();
     // y = k x = 0.6, ẏ = k̇ x + k ẋ = 2 + 0.15.
-    assert_eq!(String::from_utf8_lossy(&ran.stdout), "0.59999999999999998 2.1499999999999999\n");
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "0.59999999999999998 2.1499999999999999\n"
+    );
 }
 
 /// `il/mem-loop`: `memcpy` or `memset` of one element (a struct copied
@@ -730,4 +743,40 @@ fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
         "{}",
         String::from_utf8_lossy(&compiled.stderr)
     );
+}
+
+/// A header of macros only, without include guard: its comments stay in
+/// it (the `#include` line stands for them), not copied into the output
+/// before the next item of the main file.
+#[test]
+fn comments_of_a_header_without_items_stay_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("units.h"),
+        "/* units.h: physical constants */\n#define G0 9.81 /* gravity */\n// end of units.h\n",
+    )
+    .unwrap();
+    let file = dir.path().join("u.c");
+    std::fs::write(
+        &file,
+        "/* u.c: main file */\n#include \"units.h\"\n/* after includes */\n\
+         void f(double *x, double *y)\n{\n    y[0] = G0 * x[0] * x[0];\n}\n",
+    )
+    .unwrap();
+    for (mode, suffix) in [("tangent", "_d"), ("adjoint", "_b")] {
+        let run = differentiate(mode, &file, "f(y)/(x)", &[], dir.path());
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let text = std::fs::read_to_string(dir.path().join(format!("u{suffix}.c"))).unwrap();
+        assert!(
+            !text.contains("units.h:") && !text.contains("end of units.h"),
+            "{text}"
+        );
+        for kept in ["/* u.c: main file */", "/* after includes */"] {
+            assert!(text.contains(kept), "{kept} in {text}");
+        }
+    }
 }

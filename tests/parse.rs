@@ -880,14 +880,21 @@ fn too_deep_nesting_is_an_error_not_a_crash() {
 /// still under the offending character.
 #[test]
 fn a_long_line_is_shown_as_a_window_around_the_error() {
-    let text = format!("int x = 1{} ) 2{};\n", " + 1".repeat(300), " + 1".repeat(300));
+    let text = format!(
+        "int x = 1{} ) 2{};\n",
+        " + 1".repeat(300),
+        " + 1".repeat(300)
+    );
     let Err((sources, d)) = parse_str(&text) else {
         panic!("expected an error");
     };
     let shown = aioli::front::diag::render(&sources, &d);
     let lines: Vec<&str> = shown.lines().collect();
     assert_eq!(lines.len(), 3, "{shown}");
-    assert!(lines[1].starts_with("...") && lines[1].ends_with("..."), "{shown}");
+    assert!(
+        lines[1].starts_with("...") && lines[1].ends_with("..."),
+        "{shown}"
+    );
     assert!(lines[1].chars().count() <= 166, "{shown}");
     let caret = lines[2].find('^').unwrap();
     assert_eq!(&lines[1][caret..caret + 1], ")", "{shown}");

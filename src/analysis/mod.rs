@@ -1430,8 +1430,10 @@ impl<'a> Analysis<'a> {
         // (`adjoint/kept-locals`), which live one activation each.
         let is_copied_static = |s: crate::il::SymId| {
             let sym = self.program.sym(s);
-            (matches!(sym.kind, crate::il::SymKind::Local | crate::il::SymKind::Global)
-                && sym.storage == crate::il::Storage::Static
+            (matches!(
+                sym.kind,
+                crate::il::SymKind::Local | crate::il::SymKind::Global
+            ) && sym.storage == crate::il::Storage::Static
                 && !self.program.frame_statics.contains_key(&s))
                 || self.program.static_locals.contains_key(&s)
         };
@@ -1455,9 +1457,12 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
+        // Of those, the ones whose value at some procedure's entry, the
+        // one the last call left, is useful: a static that every call
+        // writes before it reads it carries nothing.
         let mut statics: BTreeSet<crate::il::SymId> = BTreeSet::new();
         for r in self.results.values().filter(|_| !carried.is_empty()) {
-            for set in &r.useful_in {
+            if let Some(set) = r.useful_in.first() {
                 statics.extend(
                     carried
                         .iter()

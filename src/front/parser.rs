@@ -180,7 +180,11 @@ impl<'a> ParseCtx<'a> {
     /// comments on the line of its last token, written just after it.
     pub(crate) fn comments(&self, l: usize, r: usize) -> Comments {
         let trailing = self.claim(r, r + 1, |c| c.same_line_as_prev);
-        let mut leading = self.claim(l, l + 1, |_| true);
+        // Comments of another file before the node's first token (those of
+        // an included header that holds no item) stay with that file: the
+        // `#include` line stands for them.
+        let file = self.tokens.get(l).map(|t| t.span.file);
+        let mut leading = self.claim(l, l + 1, |c| Some(c.span.file) == file);
         leading.extend(self.claim(l + 1, r, |_| true));
         Comments {
             leading,
@@ -330,11 +334,20 @@ impl<'a> ParseCtx<'a> {
         let mut before: Vec<Vec<String>> = vec![Vec::new(); items.len()];
         let mut inside: Vec<Vec<String>> = vec![Vec::new(); items.len()];
         let mut at_end = Vec::new();
+        // The file an item was written in (its first token's).
+        let file_of = |l: usize| self.tokens.get(l).map(|tok| tok.span.file);
         for (t, k) in leftovers {
-            let Some(text) = self.comment(t, k).map(|c| c.text.clone()) else {
+            let Some((text, file)) = self.comment(t, k).map(|c| (c.text.clone(), c.span.file))
+            else {
                 continue;
             };
             let first = items.partition_point(|(_, r, _)| *r <= t);
+            // A comment of an included file that holds no item there (a
+            // header of macros only) stays in that file: the `#include`
+            // line stands for it.
+            if first < items.len() && file_of(items[first].0) != Some(file) {
+                continue;
+            }
             // A comment right before an `#include` stays with it: the next
             // declaration may come from the included file and never be
             // printed.

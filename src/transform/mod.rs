@@ -347,7 +347,11 @@ pub(crate) fn define_globals_before_use(
             let ItemKind::Function(p) = item.kind else {
                 return None;
             };
-            let body = out.proc(p).body.as_ref().filter(|_| generated.contains(&p))?;
+            let body = out
+                .proc(p)
+                .body
+                .as_ref()
+                .filter(|_| generated.contains(&p))?;
             let mut late: Option<usize> = None;
             crate::il::visit_stmts(&body.stmts, &mut |s| {
                 for e in crate::il::stmt_exprs(s) {

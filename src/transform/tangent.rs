@@ -4493,7 +4493,9 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             // went, not being live): C warns about either.
             let dead: HashSet<SymId> = written
                 .into_iter()
-                .filter(|s| !read.contains(s) && !in_headers.contains(s) && !kept_stores.contains(s))
+                .filter(|s| {
+                    !read.contains(s) && !in_headers.contains(s) && !kept_stores.contains(s)
+                })
                 .filter(|s| {
                     let sym = &self.out.symbols[s.index()];
                     matches!(sym.kind, SymKind::Local | SymKind::Temp)
