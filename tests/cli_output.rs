@@ -3,6 +3,7 @@
 //! the output go to standard error with their location.
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 #[test]
@@ -537,25 +538,23 @@ fn a_static_local_carrying_an_input_between_calls_is_warned_about() {
 #[test]
 fn a_header_helper_reading_an_active_global_comes_after_its_derivative() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("g3.h"),
+    write(
+        dir.path(),
+        "g3.h",
         "#pragma once\nextern double k;\nstatic inline double scale(double a) { return k * a; }\n",
-    )
-    .unwrap();
-    let file = dir.path().join("g3.c");
-    std::fs::write(
-        &file,
+    );
+    let file = write(
+        dir.path(),
+        "g3.c",
         "#include \"g3.h\"\ndouble k = 0.3;\nvoid f(double *x, double *y)\n{\n    y[0] = scale(x[0]);\n}\n",
-    )
-    .unwrap();
-    let driver = dir.path().join("drv.c");
-    std::fs::write(
-        &driver,
+    );
+    let driver = write(
+        dir.path(),
+        "drv.c",
         "#include <stdio.h>\nextern double kd;\nvoid f_d(double *x, double *xd, double *y, double *yd);\n\
          int main(void)\n{\n    double x = 2.0, xd = 0.5, y = 0.0, yd = 0.0;\n    kd = 1.0;\n    \
          f_d(&x, &xd, &y, &yd);\n    printf(\"%.17g %.17g\\n\", y, yd);\n    return 0;\n}\n",
-    )
-    .unwrap();
+    );
     for extra in [&[][..], &["--vector"][..]] {
         let run = differentiate("tangent", &file, "f(y)/(x k)", extra, dir.path());
         assert!(
@@ -564,48 +563,15 @@ fn a_header_helper_reading_an_active_global_comes_after_its_derivative() {
             String::from_utf8_lossy(&run.stderr)
         );
     }
-    let rt = dir.path().join("rt");
-    let made = Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .args(["runtime", "--out"])
-        .arg(&rt)
-        .output()
-        .unwrap();
-    assert!(made.status.success());
-    let exe = dir.path().join("run");
-    let cc = |args: &[&std::path::Path], out: &std::path::Path| {
-        Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-            .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I"])
-            .arg(dir.path())
-            .arg("-I")
-            .arg(&rt)
-            .args(args)
-            .arg("-o")
-            .arg(out)
-            .output()
-            .unwrap()
-    };
+    let out = build_and_run(dir.path(), &[&file, &dir.path().join("g3_d.c"), &driver]);
     let vector = dir.path().join("g3_dv.c");
-    let compiled = cc(
-        &[&std::path::PathBuf::from("-c"), &vector],
+    cc_werror(
+        dir.path(),
+        &[Path::new("-c"), &vector],
         &dir.path().join("v.o"),
     );
-    assert!(
-        compiled.status.success(),
-        "{}",
-        String::from_utf8_lossy(&compiled.stderr)
-    );
-    let built = cc(&[&file, &dir.path().join("g3_d.c"), &driver], &exe);
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let ran = Command::new(&exe).output().unwrap();
     // y = k x = 0.6, ẏ = k̇ x + k ẋ = 2 + 0.15.
-    assert_eq!(
-        String::from_utf8_lossy(&ran.stdout),
-        "0.59999999999999998 2.1499999999999999\n"
-    );
+    assert_eq!(out, "0.59999999999999998 2.1499999999999999\n");
 }
 
 /// `il/mem-loop`: `memcpy` or `memset` of one element (a struct copied
@@ -614,14 +580,13 @@ fn a_header_helper_reading_an_active_global_comes_after_its_derivative() {
 #[test]
 fn a_one_element_memcpy_is_an_assignment() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("rec.c");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "rec.c",
         "#include <string.h>\ntypedef struct { double a; int tag; } Rec;\n\
          double twocopies(double x)\n{\n    Rec r1, r2, r3;\n    r1.a = x * x;\n    r1.tag = 1;\n    \
          memcpy(&r2, &r1, sizeof(Rec));\n    memcpy(&r3, &r2, sizeof r3);\n    return r3.a;\n}\n",
-    )
-    .unwrap();
+    );
     for (mode, suffix) in [("tangent", "_d"), ("adjoint", "_b")] {
         let run = differentiate(mode, &file, "twocopies(twocopies)/(x)", &[], dir.path());
         let stderr = String::from_utf8_lossy(&run.stderr);
@@ -643,27 +608,25 @@ fn a_one_element_memcpy_is_an_assignment() {
 #[test]
 fn a_header_defining_globals_and_functions_is_expanded_not_included() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("defs.inc"),
+    write(
+        dir.path(),
+        "defs.inc",
         "/* shared state and a helper */\ndouble beta = 1.5;\ndouble sq(double a) { return a * a; }\n",
-    )
-    .unwrap();
-    let file = dir.path().join("g.c");
-    std::fs::write(
-        &file,
+    );
+    let file = write(
+        dir.path(),
+        "g.c",
         "#include \"defs.inc\"\nvoid g(double *x, double *y)\n{\n    y[0] = beta * sq(x[0]);\n}\n",
-    )
-    .unwrap();
-    let driver = dir.path().join("drv.c");
-    std::fs::write(
-        &driver,
+    );
+    let driver = write(
+        dir.path(),
+        "drv.c",
         "#include <stdio.h>\nvoid g_d(double *x, double *xd, double *y, double *yd);\n\
          void g_b(double *x, double *xb, double *y, double *yb);\n\
          int main(void)\n{\n    double x = 2.0, xd = 1.0, y = 0.0, yd = 0.0, xb = 0.0, yb = 1.0;\n    \
          g_d(&x, &xd, &y, &yd);\n    g_b(&x, &xb, &y, &yb);\n    printf(\"%g %g %g\\n\", y, yd, xb);\n    \
          return 0;\n}\n",
-    )
-    .unwrap();
+    );
     for mode in ["tangent", "adjoint"] {
         let run = differentiate(mode, &file, "g(y)/(x)", &[], dir.path());
         assert!(
@@ -675,34 +638,17 @@ fn a_header_defining_globals_and_functions_is_expanded_not_included() {
     let text = std::fs::read_to_string(dir.path().join("g_d.c")).unwrap();
     assert!(!text.contains("#include \"defs.inc\""), "{text}");
     assert!(text.contains("extern double beta;"), "{text}");
-    let rt = dir.path().join("rt");
-    let made = Command::new(env!("CARGO_BIN_EXE_aioli"))
-        .args(["runtime", "--out"])
-        .arg(&rt)
-        .output()
-        .unwrap();
-    assert!(made.status.success());
-    let exe = dir.path().join("run");
-    let built = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I"])
-        .arg(&rt)
-        .arg(&file)
-        .arg(dir.path().join("g_d.c"))
-        .arg(dir.path().join("g_b.c"))
-        .arg(rt.join("aioli.c"))
-        .arg(&driver)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
+    let out = build_and_run(
+        dir.path(),
+        &[
+            &file,
+            &dir.path().join("g_d.c"),
+            &dir.path().join("g_b.c"),
+            &driver,
+        ],
     );
-    let ran = Command::new(&exe).output().unwrap();
     // y = β x², ẏ = 2 β x ẋ = 6, x̄ = 2 β x ȳ = 6.
-    assert_eq!(String::from_utf8_lossy(&ran.stdout), "6 6 6\n");
+    assert_eq!(out, "6 6 6\n");
 }
 
 /// `tangent/assign-dead`, `tangent/seq`: a statement the tangent drops (not
@@ -712,13 +658,12 @@ fn a_header_defining_globals_and_functions_is_expanded_not_included() {
 #[test]
 fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("drop.c");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "drop.c",
         "void f(double *x, double *y)\n{\n    int cnt = 0;\n    /* comment A: bookkeeping only */\n    \
          cnt = cnt + 1; // comment B\n    y[0] = x[0] * x[0];\n}\n",
-    )
-    .unwrap();
+    );
     let run = differentiate("tangent", &file, "f(y)/(x)", &[], dir.path());
     assert!(
         run.status.success(),
@@ -731,11 +676,24 @@ fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
     let b = text.find("// comment B").expect(&text);
     let first = text.find("yd[0] =").expect(&text);
     assert!(a < b && b < first, "{text}");
+    cc_werror(
+        dir.path(),
+        &[Path::new("-c"), &dir.path().join("drop_d.c")],
+        &dir.path().join("drop_d.o"),
+    );
+}
+
+/// Compiles with `cc -std=c99 -Wall -Wextra -Werror`, `dir` and its
+/// runtime `dir/rt` on the include path; fails the test on any diagnostic.
+fn cc_werror(dir: &Path, args: &[&Path], out: &Path) {
     let compiled = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-c"])
-        .arg(dir.path().join("drop_d.c"))
+        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(dir)
+        .arg("-I")
+        .arg(dir.join("rt"))
+        .args(args)
         .arg("-o")
-        .arg(dir.path().join("drop_d.o"))
+        .arg(out)
         .output()
         .unwrap();
     assert!(
@@ -745,24 +703,42 @@ fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
     );
 }
 
+/// Writes the runtime to `dir/rt`, builds `sources` with it into one
+/// program (warnings are errors) and returns what the program prints.
+fn build_and_run(dir: &Path, sources: &[&Path]) -> String {
+    let rt = dir.join("rt");
+    let made = Command::new(env!("CARGO_BIN_EXE_aioli"))
+        .args(["runtime", "--out"])
+        .arg(&rt)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let exe = dir.join("run");
+    let runtime = rt.join("aioli.c");
+    let mut all: Vec<&Path> = sources.to_vec();
+    all.push(&runtime);
+    cc_werror(dir, &all, &exe);
+    let ran = Command::new(&exe).output().unwrap();
+    String::from_utf8_lossy(&ran.stdout).into_owned()
+}
+
 /// A header of macros only, without include guard: its comments stay in
 /// it (the `#include` line stands for them), not copied into the output
 /// before the next item of the main file.
 #[test]
 fn comments_of_a_header_without_items_stay_in_it() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("units.h"),
+    write(
+        dir.path(),
+        "units.h",
         "/* units.h: physical constants */\n#define G0 9.81 /* gravity */\n// end of units.h\n",
-    )
-    .unwrap();
-    let file = dir.path().join("u.c");
-    std::fs::write(
-        &file,
+    );
+    let file = write(
+        dir.path(),
+        "u.c",
         "/* u.c: main file */\n#include \"units.h\"\n/* after includes */\n\
          void f(double *x, double *y)\n{\n    y[0] = G0 * x[0] * x[0];\n}\n",
-    )
-    .unwrap();
+    );
     for (mode, suffix) in [("tangent", "_d"), ("adjoint", "_b")] {
         let run = differentiate(mode, &file, "f(y)/(x)", &[], dir.path());
         assert!(
@@ -779,4 +755,11 @@ fn comments_of_a_header_without_items_stay_in_it() {
             assert!(text.contains(kept), "{kept} in {text}");
         }
     }
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
 }
