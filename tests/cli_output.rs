@@ -651,10 +651,11 @@ fn a_header_defining_globals_and_functions_is_expanded_not_included() {
     assert_eq!(out, "6 6 6\n");
 }
 
-/// `tangent/assign-dead`, `tangent/seq`: a statement the tangent drops (not
-/// live for derivatives nor results) hands its comments to the next
-/// statement kept; a local whose every use was dropped (`int cnt = 0;`)
-/// is not declared, so the output compiles without `-Wall` warnings.
+/// `tangent/assign-dead-nodiff`, `tangent/seq`, `tangent/decl-dead`: a
+/// statement the tangent drops (not live for derivatives nor results)
+/// hands its comments to the next statement kept; a local whose every use
+/// was dropped (`int cnt = 0;`) is not declared, so the output compiles
+/// without `-Wall` warnings.
 #[test]
 fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
     let dir = tempfile::tempdir().unwrap();

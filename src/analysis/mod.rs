@@ -1441,15 +1441,16 @@ impl<'a> Analysis<'a> {
             ObjKind::Var(s) if is_copied_static(s) => Some(s),
             _ => None,
         };
-        // Static zones whose exit value depends on an input, then those of
-        // them some useful set holds (only where there are any: most
-        // programs have no static local).
+        // Static zones whose exit value depends differentiably on an input
+        // (a real computed from it), then those of them a head's entry
+        // useful set holds (only where there are any: most programs have
+        // no static).
         let mut carried: BTreeSet<(Zone, crate::il::SymId)> = BTreeSet::new();
         for &pid in &self.order {
             let Some(sm) = self.summaries.get(&pid) else {
                 continue;
             };
-            for &(u, w) in &sm.dep {
+            for &(u, w) in &sm.diff_dep {
                 if let Some(s) = static_of(w)
                     && static_of(u).is_none()
                 {
@@ -1457,11 +1458,16 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
-        // Of those, the ones whose value at some procedure's entry, the
-        // one the last call left, is useful: a static that every call
-        // writes before it reads it carries nothing.
+        // Of those, the ones whose value at a head's entry, the one the
+        // last call left, is useful: a static that every call writes
+        // before it reads it carries nothing.
         let mut statics: BTreeSet<crate::il::SymId> = BTreeSet::new();
-        for r in self.results.values().filter(|_| !carried.is_empty()) {
+        let head_results = self
+            .heads
+            .iter()
+            .filter_map(|h| self.results.get(&h.proc))
+            .filter(|_| !carried.is_empty());
+        for r in head_results {
             if let Some(set) = r.useful_in.first() {
                 statics.extend(
                     carried
