@@ -655,7 +655,7 @@ fn a_header_defining_globals_and_functions_is_expanded_not_included() {
 /// statement the tangent drops (not live for derivatives nor results)
 /// hands its comments to the next statement kept; a local whose every use
 /// was dropped (`int cnt = 0;`) is not declared, so the output compiles
-/// without `-Wall` warnings.
+/// without `-Wall` warnings; an empty `else` the user commented stays.
 #[test]
 fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
     let dir = tempfile::tempdir().unwrap();
@@ -663,7 +663,8 @@ fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
         dir.path(),
         "drop.c",
         "void f(double *x, double *y)\n{\n    int cnt = 0;\n    /* comment A: bookkeeping only */\n    \
-         cnt = cnt + 1; // comment B\n    y[0] = x[0] * x[0];\n}\n",
+         cnt = cnt + 1; // comment B\n    y[0] = x[0] * x[0];\n    if (x[0] > 0) {\n        \
+         y[1] = x[1];\n    } else {\n        /* comment C: nothing to do */\n    }\n}\n",
     );
     let run = differentiate("tangent", &file, "f(y)/(x)", &[], dir.path());
     assert!(
@@ -677,6 +678,11 @@ fn a_dropped_statement_keeps_its_comments_and_unused_locals_go() {
     let b = text.find("// comment B").expect(&text);
     let first = text.find("yd[0] =").expect(&text);
     assert!(a < b && b < first, "{text}");
+    // An empty `else` holding only a comment keeps it.
+    assert!(
+        text.contains("} else {\n        /* comment C: nothing to do */\n    }"),
+        "{text}"
+    );
     cc_werror(
         dir.path(),
         &[Path::new("-c"), &dir.path().join("drop_d.c")],

@@ -3176,8 +3176,11 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 let t_code = self.code_of(args.pop().unwrap_or(Val::Code(vec![])))?;
                 let other = match other {
                     Some(o) if !e_code.is_empty() => Some(self.block_like(o, e_code)),
-                    Some(o) => Some(self.block_like(o, e_code))
-                        .filter(|b| !b.stmts.is_empty() || !o.stmts.is_empty()),
+                    // An empty `else` stays when the user wrote something in
+                    // it, statements or only a comment.
+                    Some(o) => Some(self.block_like(o, e_code)).filter(|b| {
+                        !b.stmts.is_empty() || !o.stmts.is_empty() || !o.closing_comments.is_empty()
+                    }),
                     None if !e_code.is_empty() => Some(Block {
                         stmts: e_code,
                         scope: then.scope,
