@@ -1443,8 +1443,7 @@ impl<'a> Analysis<'a> {
         };
         // Static zones whose exit value depends differentiably on an input
         // (a real computed from it), then those of them a head's entry
-        // useful set holds (only where there are any: most programs have
-        // no static).
+        // useful set holds.
         let mut carried: BTreeSet<(Zone, crate::il::SymId)> = BTreeSet::new();
         for &pid in &self.order {
             let Some(sm) = self.summaries.get(&pid) else {
@@ -1462,20 +1461,17 @@ impl<'a> Analysis<'a> {
         // last call left, is useful: a static that every call writes
         // before it reads it carries nothing.
         let mut statics: BTreeSet<crate::il::SymId> = BTreeSet::new();
-        let head_results = self
+        let head_entries = self
             .heads
             .iter()
-            .filter_map(|h| self.results.get(&h.proc))
-            .filter(|_| !carried.is_empty());
-        for r in head_results {
-            if let Some(set) = r.useful_in.first() {
-                statics.extend(
-                    carried
-                        .iter()
-                        .filter(|(w, _)| set.contains(w))
-                        .map(|&(_, s)| s),
-                );
-            }
+            .filter_map(|h| self.results.get(&h.proc)?.useful_in.first());
+        for set in head_entries {
+            statics.extend(
+                carried
+                    .iter()
+                    .filter(|(w, _)| set.contains(w))
+                    .map(|&(_, s)| s),
+            );
         }
         for s in statics {
             let sym = self.program.sym(s);

@@ -343,7 +343,13 @@ pub(crate) fn define_globals_before_use(
                 }
             }
         }
-        let first_late = items.iter().enumerate().find_map(|(i, item)| {
+        // Only a procedure before the last such definition can come too
+        // early: most outputs define every derivative global before any
+        // procedure, and nothing is scanned.
+        let Some(&last) = defined_at.values().max() else {
+            return;
+        };
+        let first_late = items[..last].iter().enumerate().find_map(|(i, item)| {
             let ItemKind::Function(p) = item.kind else {
                 return None;
             };

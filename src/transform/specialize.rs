@@ -44,9 +44,9 @@ pub fn analyzed<R>(
     target: Target,
     f: impl FnOnce(&Analysis<'_>) -> R,
 ) -> R {
-    // (The adjoint's pre-pass did this already.)
     let expanded = super::expand_defining_headers(program);
     let program = expanded.as_ref().unwrap_or(program);
+    // (The adjoint's pre-pass did this already.)
     let lowered = super::structure::lower_struct_conditionals(program);
     let program: &Program = &lowered;
     let mut converted = struct_results_through_pointers(program, heads);

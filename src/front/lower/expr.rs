@@ -1254,17 +1254,7 @@ impl Lowerer<'_> {
             _ => false,
         };
         let bytes = uncast(bytes);
-        let constant = |n: u64| {
-            let n = n as i64;
-            Expr::new(
-                ExprKind::IntConst {
-                    value: n,
-                    text: n.to_string(),
-                },
-                QualType::int(),
-                span,
-            )
-        };
+
         let count = match &bytes.kind {
             ExprKind::Binary {
                 op: BinOp::Mul,
@@ -1276,9 +1266,11 @@ impl Lowerer<'_> {
                 lhs,
                 rhs,
             } if size_of(lhs) => uncast(rhs),
-            _ if size_of(&bytes) => constant(1),
+            _ if size_of(&bytes) => Expr::int(1, span),
             ExprKind::SizeOfExpr(x) => match self.resolve(&x.ty.ty) {
-                Type::Array { elem, len: Some(l) } if same(elem, &t) => constant(l.value?),
+                Type::Array { elem, len: Some(l) } if same(elem, &t) => {
+                    Expr::int(l.value? as i64, span)
+                }
                 _ => return None,
             },
             _ => {
@@ -1313,7 +1305,7 @@ impl Lowerer<'_> {
         // zero-trip path would leave the element unwritten for the
         // analyses (`warn/uninit`).
         if let ExprKind::IntConst { value: 1, .. } = count.kind {
-            let mut stmts = fill(self, constant(0))?;
+            let mut stmts = fill(self, Expr::int(0, span))?;
             if stmts.len() == 1 {
                 return stmts.pop();
             }
