@@ -309,7 +309,7 @@ fn adjoint_pass(
         collect_decls(&body.stmts, &mut hoisted);
         hoisted_of.insert(p, hoisted);
     }
-    let mut out = program.clone();
+    let mut out = program.clone_for_output();
     let mut namer = Namer::of(program);
     super::names::refuse_struct_pointer_results(program, &a.order)?;
     super::names::refuse_void_conversions(program, &a.order)?;

@@ -923,7 +923,7 @@ pub fn tangent_full(
             && !diff.frees_derivative(program, s)
             && !diff.moves_derivative_pointers(program, s)
     })?;
-    let mut out = program.clone();
+    let mut out = program.clone_for_output();
     let mut namer = Namer::of(program);
     let (types, new_type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_d");
     // Reserve the derivative procedures so calls can name them.
