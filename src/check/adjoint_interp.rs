@@ -179,6 +179,8 @@ pub fn adjoint_vs_tangent_dual(
     seed: u64,
     options: &DotOptions,
 ) -> Result<DotComparison, DotCheckError> {
+    let linked = adjoint_out.linked_with(original);
+    let adjoint_out: &Program = &linked;
     if inputs.head != head.proc {
         return Err(unsupported(
             "inputs",

@@ -238,6 +238,8 @@ pub fn tangent_vs_dual_with(
     direction_seed: u64,
     options: &DualOptions,
 ) -> Result<DualComparison, DualCheckError> {
+    let linked = tangent.linked_with(original);
+    let tangent: &Program = &linked;
     if inputs.head != head.proc {
         return Err(unsupported(
             "inputs",

@@ -960,7 +960,7 @@ impl Program {
                     Storage::Static => p.body.clone(),
                     _ => None,
                 },
-                origin: p.origin.clone(),
+                origin: p.origin,
                 span: p.span,
                 comments: p.comments.clone(),
                 stmt_count: p.stmt_count,
@@ -983,6 +983,31 @@ impl Program {
             final_comments: self.final_comments.clone(),
             header_macros: self.header_macros.clone(),
         }
+    }
+
+    /// An output as it runs once linked with the original translation
+    /// unit: a procedure the output only declares gets its body from
+    /// `original` (same place and name, as `clone_for_output` left it),
+    /// so the interpreter can run calls of the original's functions.
+    pub fn linked_with(&self, original: &Program) -> std::borrow::Cow<'_, Program> {
+        let missing = |i: usize| {
+            self.procs[i].body.is_none()
+                && original
+                    .procs
+                    .get(i)
+                    .is_some_and(|o| o.body.is_some() && o.name == self.procs[i].name)
+        };
+        if !(0..self.procs.len()).any(missing) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut linked = self.clone();
+        for i in 0..linked.procs.len() {
+            if missing(i) {
+                linked.procs[i].body = original.procs[i].body.clone();
+                linked.procs[i].stmt_count = original.procs[i].stmt_count;
+            }
+        }
+        std::borrow::Cow::Owned(linked)
     }
 
     /// The names the kept `#define` lines define: the output keeps them,
