@@ -594,6 +594,45 @@ fn single_precision_code_is_compared_with_its_own_steps() {
     assert!(r.notes.is_empty(), "{:?}", r.notes);
 }
 
+/// In single precision each element is compared at its own best step: an
+/// output rounded through a float agrees at 3e-2, a double output next to
+/// a branch only at 1e-6, which crosses the branch at every step the
+/// float output can use (before, the dependent failed at 0.7 digits). A
+/// tangent wrong by 2.5% on the double output still fails.
+#[test]
+fn single_precision_elements_take_their_own_steps() {
+    let opts = TangentCheckOptions {
+        min_digits: Precision::Single.min_digits(),
+        ..options()
+    };
+    let r = check_with("float_one_output", "float_one_output_d.c", &opts).unwrap();
+    println!("{r}");
+    assert!(r.passed, "{r}");
+    assert!(r.dependents[0].digits >= 3.0, "{r}");
+    let dir = tempfile::tempdir().unwrap();
+    let right = std::fs::read_to_string(fixture("float_one_output_d.c")).unwrap();
+    let wrong = right.replace("yd[1] = 4.0 * (xd * x);", "yd[1] = 4.1 * (xd * x);");
+    assert_ne!(wrong, right);
+    let wrong_path = dir.path().join("float_one_output_d.c");
+    std::fs::write(&wrong_path, wrong).unwrap();
+    let original = fixture("float_one_output.c");
+    let loaded = load(&original);
+    let config = common::config(&original);
+    let head: Head = parse_head(&loaded.program, &config.head).unwrap();
+    let domain = Domain::parse(&config.domain).unwrap();
+    let r = check_tangent(
+        &original,
+        &loaded.program,
+        &head,
+        &domain,
+        &wrong_path,
+        &opts,
+    )
+    .unwrap();
+    println!("{r}");
+    assert!(!r.passed, "{r}");
+}
+
 #[test]
 fn a_float_tangent_wrong_by_one_percent_fails() {
     let dir = tempfile::tempdir().unwrap();

@@ -19,10 +19,10 @@
 //! loops around it; a loop counter written in its body; a recursive callee.
 
 use crate::il::{
-    BinOp, Expr, ExprKind, LoopHeader, ProcId, Program, Stmt, StmtKind, SymId, Type, UnOp,
-    validate::same_expr,
+    BinOp, Expr, ExprKind, Init, LoopHeader, ProcId, Program, Stmt, StmtKind, Storage, SymId,
+    SymKind, Type, UnOp, validate::same_expr, visit_stmts,
 };
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// An integer `constant + Σ coefficient · atom`. The atoms are expressions
 /// compared by structure (`same_expr`): variables, or anything not affine
@@ -578,7 +578,188 @@ fn footprint_in(
 
 /// The variable an argument points into and the offset: `w`, `&w[e]`,
 /// `w + e`.
-fn address(e: &Expr) -> Option<(SymId, Affine)> {
+/// `alias/disjoint-slices`, slices through pointer variables: the variables
+/// of a caller that have one value wherever they are read (parameters
+/// never assigned; automatic locals given a value once, never their
+/// address), and the expression that value was given by, where one was.
+struct Fixed<'p> {
+    fixed: HashSet<SymId>,
+    value: HashMap<SymId, &'p Expr>,
+}
+
+impl<'p> Fixed<'p> {
+    fn of(program: &'p Program, caller: ProcId) -> Fixed<'p> {
+        let mut fixed = Fixed {
+            fixed: HashSet::new(),
+            value: HashMap::new(),
+        };
+        let proc = program.proc(caller);
+        let Some(body) = &proc.body else {
+            return fixed;
+        };
+        let mut given: HashMap<SymId, u32> = HashMap::new();
+        let mut value: HashMap<SymId, &'p Expr> = HashMap::new();
+        let mut set = |v: SymId, by: Option<&'p Expr>| {
+            *given.entry(v).or_default() += 1;
+            if let Some(e) = by {
+                value.insert(v, e);
+            }
+        };
+        visit_stmts(&body.stmts, &mut |st| match &st.kind {
+            StmtKind::Decl { vars, .. } => {
+                for d in vars {
+                    match &d.init {
+                        Some(Init::Expr(e)) => set(d.sym, Some(e)),
+                        Some(Init::List(..)) => set(d.sym, None),
+                        None => {}
+                    }
+                }
+            }
+            StmtKind::Assign { lhs, rhs, .. } => {
+                if let ExprKind::Var(v) = lhs.kind {
+                    set(v, Some(rhs));
+                }
+            }
+            StmtKind::Call {
+                result: Some(r), ..
+            } => {
+                if let ExprKind::Var(v) = r.kind {
+                    set(v, None);
+                }
+            }
+            StmtKind::Alloc { target, .. } => {
+                if let ExprKind::Var(v) = target.kind {
+                    set(v, None);
+                }
+            }
+            _ => {}
+        });
+        // `&w` lets a callee change `w`; `&w[k]` does not.
+        let mut taken: HashSet<SymId> = HashSet::new();
+        visit_stmts(&body.stmts, &mut |st| {
+            for e in crate::il::stmt_exprs(st) {
+                crate::il::visit_expr(e, &mut |x| {
+                    if let ExprKind::AddrOf(r) = &x.kind
+                        && let ExprKind::Var(v) = r.kind
+                    {
+                        taken.insert(v);
+                    }
+                });
+            }
+        });
+        let candidates = proc
+            .params
+            .iter()
+            .copied()
+            .chain(given.keys().copied())
+            .chain(value.values().flat_map(|e| arrays_in(program, e)))
+            .collect::<HashSet<_>>();
+        for v in candidates {
+            let sym = program.sym(v);
+            let times = given.get(&v).copied().unwrap_or(0);
+            let once = match sym.kind {
+                SymKind::Param => times == 0,
+                SymKind::Local | SymKind::Temp => times == 1,
+                SymKind::Global => false,
+            };
+            // An array's address never changes.
+            let array = matches!(program.resolve(&sym.ty.ty), Type::Array { .. });
+            if array || once && sym.storage != Storage::Static && !taken.contains(&v) {
+                fixed.fixed.insert(v);
+                if let Some(e) = value.get(&v) {
+                    fixed.value.insert(v, e);
+                }
+            }
+        }
+        fixed
+    }
+
+    /// `e` reads only fixed variables and integer arithmetic on them (no
+    /// memory, which may change between two reads).
+    fn settled(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::IntConst { .. } | ExprKind::CharConst { .. } => true,
+            ExprKind::Var(v) => self.fixed.contains(v),
+            ExprKind::Cast { arg, .. } | ExprKind::Unary { arg, .. } => self.settled(arg),
+            ExprKind::Binary { lhs, rhs, .. } => self.settled(lhs) && self.settled(rhs),
+            ExprKind::AddrOf(r) => match &r.kind {
+                ExprKind::Index { base, index } => self.settled(base) && self.settled(index),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// The array variables `e` reads.
+fn arrays_in(program: &Program, e: &Expr) -> Vec<SymId> {
+    let mut out = Vec::new();
+    crate::il::visit_expr(e, &mut |x| {
+        if let ExprKind::Var(v) = x.kind
+            && matches!(program.resolve(&program.sym(v).ty.ty), Type::Array { .. })
+        {
+            out.push(v);
+        }
+    });
+    out
+}
+
+/// The variable an argument points into and its offset, looking through
+/// pointer variables the caller gives one settled value (`double *r = w +
+/// n;`): read at the call, `r` is `w + n`.
+fn address(e: &Expr, fixed: &Fixed<'_>, depth: u32) -> Option<(SymId, Affine)> {
+    let (v, offset) = address_as_written(e)?;
+    if depth < 8
+        && let Some(&by) = fixed.value.get(&v)
+        && fixed.settled(by)
+        && let Some((w, inner)) = address(by, fixed, depth + 1)
+        && fixed.fixed.contains(&w)
+    {
+        return Some((w, inner.plus(&offset)?));
+    }
+    Some((v, offset))
+}
+
+/// Does every index of range `a` lie below every index of range `b`?
+/// Yes when the gap `lo_b - hi_a` is a constant ≥ 1, or when it is at
+/// least such a constant wherever both ranges hold an index: a range
+/// [lo, hi] that holds one has `hi - lo ≥ 0`, so the gap minus
+/// non-negative multiples of the two widths bounds it from below
+/// (`&w[2n]` and `&w[0]` with the width `n - 1`: the gap `n + 1` is
+/// `(n - 1) + 2`).
+fn below((alo, ahi): &(Affine, Affine), (blo, bhi): &(Affine, Affine)) -> bool {
+    let (Some(gap), Some(width_a), Some(width_b)) =
+        (blo.minus(ahi), ahi.minus(alo), bhi.minus(blo))
+    else {
+        return false;
+    };
+    // The multiples worth trying: those that cancel one of the gap's terms.
+    let multiples = |width: &Affine| -> Vec<i64> {
+        let mut out = vec![0];
+        for (e, g) in &gap.terms {
+            if let Some((_, w)) = width.terms.iter().find(|(f, _)| same_expr(f, e))
+                && *w != 0
+                && g % w == 0
+                && g / w > 0
+            {
+                out.push(g / w);
+            }
+        }
+        out
+    };
+    multiples(&width_a).iter().any(|&ka| {
+        multiples(&width_b).iter().any(|&kb| {
+            width_a
+                .scaled(ka)
+                .and_then(|x| gap.minus(&x))
+                .and_then(|rest| width_b.scaled(kb).and_then(|y| rest.minus(&y)))
+                .and_then(|rest| rest.as_constant())
+                .is_some_and(|c| c >= 1)
+        })
+    })
+}
+
+fn address_as_written(e: &Expr) -> Option<(SymId, Affine)> {
     let any = |e: &Expr| affine(e, &|_| true, true);
     match &e.kind {
         ExprKind::Var(v) => Some((*v, Affine::constant(0))),
@@ -608,14 +789,21 @@ fn address(e: &Expr) -> Option<(SymId, Affine)> {
 /// and `j` point into the same variable at offsets such that every index
 /// the callee reaches through one is apart from every index it reaches
 /// through the other?
-pub fn disjoint_arguments(program: &Program, call: &Stmt, i: usize, j: usize) -> bool {
+pub fn disjoint_arguments(
+    program: &Program,
+    caller: ProcId,
+    call: &Stmt,
+    i: usize,
+    j: usize,
+) -> bool {
     let StmtKind::Call { callee, args, .. } = &call.kind else {
         return false;
     };
     let (Some(a), Some(b)) = (args.get(i), args.get(j)) else {
         return false;
     };
-    let (Some((va, oa)), Some((vb, ob))) = (address(a), address(b)) else {
+    let fixed = Fixed::of(program, caller);
+    let (Some((va, oa)), Some((vb, ob))) = (address(a, &fixed, 0), address(b, &fixed, 0)) else {
         return false;
     };
     if va != vb {
@@ -643,10 +831,7 @@ pub fn disjoint_arguments(program: &Program, call: &Stmt, i: usize, j: usize) ->
         }
         Some((lo, hi))
     };
-    let apart = |(alo, ahi): &(Affine, Affine), (blo, bhi): &(Affine, Affine)| {
-        let gap = |from: &Affine, to: &Affine| to.minus(from).and_then(|d| d.as_constant());
-        gap(ahi, blo).is_some_and(|g| g >= 1) || gap(bhi, alo).is_some_and(|g| g >= 1)
-    };
+    let apart = |a: &(Affine, Affine), b: &(Affine, Affine)| below(a, b) || below(b, a);
     fa.iter().all(|ra| {
         fb.iter()
             .all(|rb| match (at_call(ra, &oa), at_call(rb, &ob)) {

@@ -1573,6 +1573,7 @@ impl<'a> Analysis<'a> {
                             && crate::transform::tangent::formal_mentioned(self.program, callee, b)
                             && !footprint::disjoint_arguments(
                                 self.program,
+                                pid,
                                 f.points[i].kind.stmt(),
                                 a,
                                 b,

@@ -3196,7 +3196,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         found
     }
 
-    /// A passive call whose result or written memory is active.
+    /// A passive call whose result or written memory is active and useful
+    /// after it: `zero-call-writes` has adjoints to zero there. (One not
+    /// useful after the call has a zero adjoint there already.)
     fn passive_call_zeroes(&self, s: &Stmt) -> bool {
         let StmtKind::Call { result, .. } = &s.kind else {
             return false;
@@ -3204,15 +3206,26 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         if self.a.is_active_call(self.proc, s.id) {
             return false;
         }
-        result
-            .as_ref()
-            .is_some_and(|r| real_rank(self.program, &r.ty) > 0 && self.is_diff_address(r))
-            || self
-                .a
-                .facts
-                .get(&self.proc)
-                .and_then(|f| f.point_of.get(&s.id).map(|&i| &f.points[i]))
-                .is_some_and(|pt| pt.effect.writes.iter().any(|&z| self.a.is_diff_zone(z)))
+        let point = self
+            .a
+            .facts
+            .get(&self.proc)
+            .and_then(|f| f.point_of.get(&s.id).map(|&i| (i, &f.points[i])));
+        let useful_after = |z: Zone| {
+            point
+                .and_then(|(i, _)| self.a.results.get(&self.proc).map(|r| &r.useful_out[i]))
+                .is_none_or(|u| u.contains(&z))
+        };
+        result.as_ref().is_some_and(|r| {
+            real_rank(self.program, &r.ty) > 0
+                && self.is_diff_address(r)
+                && self.zones_of(r).into_iter().any(useful_after)
+        }) || point.is_some_and(|(_, pt)| {
+            pt.effect
+                .writes
+                .iter()
+                .any(|&z| self.a.is_diff_zone(z) && useful_after(z))
+        })
     }
 
     /// The formal of `c` whose adjoint is argument `pos` of a call of

@@ -179,7 +179,9 @@ pub(crate) fn refuse_overlapping_calls(
                     // `alias/disjoint-slices`: `axpy(n, a, &w[0], &w[n])`.
                     .filter(|&(i, j, certain)| {
                         certain
-                            || !crate::analysis::footprint::disjoint_arguments(program, stmt, i, j)
+                            || !crate::analysis::footprint::disjoint_arguments(
+                                program, p, stmt, i, j,
+                            )
                     })
                     .any(|(i, j, _)| writes_through(i) || writes_through(j))
             {
@@ -228,7 +230,7 @@ pub(crate) fn refuse_overlapping_calls(
                 && let Some((t1, t2)) = aliased_targets(a, callee, site)
                 // `alias/disjoint-slices`, for two formals.
                 && !matches!((formal_of(t1), formal_of(t2)), (Some(i), Some(j))
-                    if crate::analysis::footprint::disjoint_arguments(program, stmt, i, j))
+                    if crate::analysis::footprint::disjoint_arguments(program, p, stmt, i, j))
             {
                 return Err(Diagnostic::error(
                     stmt.span,
