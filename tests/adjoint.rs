@@ -2045,6 +2045,35 @@ fn emptied_counting_loops_are_dropped() {
     assert!(outcome.passed, "{}\n{outcome}", g.text);
 }
 
+/// `adjoint/for-canonical`, invariant bound: a local set once outside
+/// every loop (`int q = n - 1;`) bounds a loop replayed from it, with
+/// nothing recorded; one set inside a loop (`m = k + 1;`) changes between
+/// the executions of the inner loop, whose last index is recorded.
+#[test]
+fn a_bound_set_once_outside_loops_is_replayed_and_one_set_in_a_loop_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bounds.c");
+    std::fs::write(
+        &path,
+        "// aioli: head='f(f)/(x)' domain='n=4 x[n]=[0.5,1]'\n\
+         double f(int n, const double *x)\n{\n    double s = 0.0;\n    int m;\n    \
+         for (int k = 0; k < 3; k++) {\n        m = k + 1;\n        \
+         for (int i = 0; i < m; i++) {\n            s += x[i] * x[i] * (k + 1);\n        }\n    }\n    \
+         int q = n - 1;\n    for (int i = 0; i < q; i++) {\n        s += x[i] * x[i + 1];\n    }\n    \
+         return s;\n}\n",
+    )
+    .unwrap();
+    let g = generate(&path, false).unwrap();
+    assert_eq!(g.text.matches("aioli_push_int(").count(), 1, "{}", g.text);
+    assert!(
+        g.text.contains("for (i0 = q - 1; i0 >= 0; i0--)"),
+        "{}",
+        g.text
+    );
+    let outcome = check(&path, dir.path(), AdjointCheckOptions::default()).unwrap();
+    assert!(outcome.passed, "{}\n{outcome}", g.text);
+}
+
 /// `drop_unread_scalars` (`adjoint/proc-fused`): a callee's local struct
 /// whose array member is only stored, for the `return c` the fused `P_b`
 /// drops, is not computed (it was, and gcc warned "set but not used").

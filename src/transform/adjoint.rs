@@ -3668,10 +3668,12 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 return None;
             }
             let zones: Vec<Zone> = self.a.locs.object_zones(self.a.locs.of_sym(v)).collect();
-            if f.points
+            let writers = f
+                .points
                 .iter()
-                .any(|pt| pt.effect.writes.iter().any(|w| zones.contains(w)))
-            {
+                .filter(|pt| pt.effect.writes.iter().any(|w| zones.contains(w)))
+                .count();
+            if writers > 0 && !(writers == 1 && self.set_once_outside_loops(v)) {
                 return None;
             }
         }
@@ -3686,6 +3688,69 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         last.ty = self.out.symbols[i.index()].ty.clone();
         last.ty.is_const = false;
         Some(last)
+    }
+
+    /// A local set once (`int m = n;`), by a statement no loop encloses,
+    /// whose address is never taken: whatever reads it after that one
+    /// write, a loop or its replay in the backward sweep, sees one value,
+    /// as it would a parameter nothing writes (`adjoint/for-canonical`).
+    fn set_once_outside_loops(&self, v: SymId) -> bool {
+        fn walk(stmts: &[Stmt], v: SymId, in_loop: bool, writes: &mut Vec<bool>) {
+            for st in stmts {
+                match &st.kind {
+                    StmtKind::Decl { vars, .. } => {
+                        if vars.iter().any(|d| d.sym == v && d.init.is_some()) {
+                            writes.push(in_loop);
+                        }
+                    }
+                    StmtKind::Assign { lhs, .. } => {
+                        if matches!(lhs.kind, ExprKind::Var(w) if w == v) {
+                            writes.push(in_loop);
+                        }
+                    }
+                    StmtKind::Call {
+                        result: Some(r), ..
+                    } => {
+                        if matches!(r.kind, ExprKind::Var(w) if w == v) {
+                            writes.push(in_loop);
+                        }
+                    }
+                    StmtKind::If { then, other, .. } => {
+                        walk(&then.stmts, v, in_loop, writes);
+                        if let Some(o) = other {
+                            walk(&o.stmts, v, in_loop, writes);
+                        }
+                    }
+                    StmtKind::Loop { header, body } => {
+                        if let LoopHeader::For { init, step, .. } = header {
+                            walk(init, v, in_loop, writes);
+                            walk(step, v, true, writes);
+                        }
+                        walk(&body.stmts, v, true, writes);
+                    }
+                    StmtKind::Switch { cases, .. } => {
+                        for c in cases {
+                            walk(&c.body, v, in_loop, writes);
+                        }
+                    }
+                    StmtKind::Block(b) => walk(&b.stmts, v, in_loop, writes),
+                    _ => {}
+                }
+            }
+        }
+        let sym = self.program.sym(v);
+        let Some(body) = &self.program.proc(self.proc).body else {
+            return false;
+        };
+        if !matches!(sym.kind, SymKind::Local | SymKind::Temp)
+            || sym.storage == Storage::Static
+            || super::names::address_taken(&body.stmts).contains(&v)
+        {
+            return false;
+        }
+        let mut writes = Vec::new();
+        walk(&body.stmts, v, false, &mut writes);
+        writes == [false]
     }
 
     /// The variable holding the current loop's first index
