@@ -3698,23 +3698,15 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         fn walk(stmts: &[Stmt], v: SymId, in_loop: bool, writes: &mut Vec<bool>) {
             for st in stmts {
                 match &st.kind {
-                    StmtKind::Decl { vars, .. } => {
-                        if vars.iter().any(|d| d.sym == v && d.init.is_some()) {
-                            writes.push(in_loop);
-                        }
+                    StmtKind::Decl { vars, .. }
+                        if vars.iter().any(|d| d.sym == v && d.init.is_some()) =>
+                    {
+                        writes.push(in_loop)
                     }
-                    StmtKind::Assign { lhs, .. } => {
-                        if matches!(lhs.kind, ExprKind::Var(w) if w == v) {
-                            writes.push(in_loop);
-                        }
-                    }
-                    StmtKind::Call {
+                    StmtKind::Assign { lhs: r, .. }
+                    | StmtKind::Call {
                         result: Some(r), ..
-                    } => {
-                        if matches!(r.kind, ExprKind::Var(w) if w == v) {
-                            writes.push(in_loop);
-                        }
-                    }
+                    } if matches!(r.kind, ExprKind::Var(w) if w == v) => writes.push(in_loop),
                     StmtKind::If { then, other, .. } => {
                         walk(&then.stmts, v, in_loop, writes);
                         if let Some(o) = other {
