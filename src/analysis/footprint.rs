@@ -576,12 +576,11 @@ fn footprint_in(
     r.map(|()| ranges)
 }
 
-/// The variable an argument points into and the offset: `w`, `&w[e]`,
-/// `w + e`.
 /// `alias/disjoint-slices`, slices through pointer variables: the variables
 /// of a caller that have one value wherever they are read (parameters
-/// never assigned; automatic locals given a value once, never their
-/// address), and the expression that value was given by, where one was.
+/// never assigned; automatic locals given a value by one statement no loop
+/// encloses, never their address; arrays), and the expression that value
+/// was given by, where one was.
 struct Fixed<'p> {
     fixed: HashSet<SymId>,
     value: HashMap<SymId, &'p Expr>,
@@ -597,43 +596,81 @@ impl<'p> Fixed<'p> {
         let Some(body) = &proc.body else {
             return fixed;
         };
-        let mut given: HashMap<SymId, u32> = HashMap::new();
+        // Per variable: how many statements give it a value, and whether
+        // one of them is in a loop (where it may give another value each
+        // time round).
+        let mut given: HashMap<SymId, (u32, bool)> = HashMap::new();
         let mut value: HashMap<SymId, &'p Expr> = HashMap::new();
-        let mut set = |v: SymId, by: Option<&'p Expr>| {
-            *given.entry(v).or_default() += 1;
-            if let Some(e) = by {
-                value.insert(v, e);
-            }
-        };
-        visit_stmts(&body.stmts, &mut |st| match &st.kind {
-            StmtKind::Decl { vars, .. } => {
-                for d in vars {
-                    match &d.init {
-                        Some(Init::Expr(e)) => set(d.sym, Some(e)),
-                        Some(Init::List(..)) => set(d.sym, None),
-                        None => {}
+        fn walk<'p>(
+            stmts: &'p [Stmt],
+            in_loop: bool,
+            given: &mut HashMap<SymId, (u32, bool)>,
+            value: &mut HashMap<SymId, &'p Expr>,
+        ) {
+            let mut set = |v: SymId, by: Option<&'p Expr>| {
+                let g = given.entry(v).or_default();
+                g.0 += 1;
+                g.1 |= in_loop;
+                if let Some(e) = by {
+                    value.insert(v, e);
+                }
+            };
+            let mut nested: Vec<(&'p [Stmt], bool)> = Vec::new();
+            for st in stmts {
+                match &st.kind {
+                    StmtKind::Decl { vars, .. } => {
+                        for d in vars {
+                            match &d.init {
+                                Some(Init::Expr(e)) => set(d.sym, Some(e)),
+                                Some(Init::List(..)) => set(d.sym, None),
+                                None => {}
+                            }
+                        }
                     }
+                    StmtKind::Assign { lhs, rhs, .. } => {
+                        if let ExprKind::Var(v) = lhs.kind {
+                            set(v, Some(rhs));
+                        }
+                    }
+                    StmtKind::Call {
+                        result: Some(r), ..
+                    } => {
+                        if let ExprKind::Var(v) = r.kind {
+                            set(v, None);
+                        }
+                    }
+                    StmtKind::Alloc { target, .. } => {
+                        if let ExprKind::Var(v) = target.kind {
+                            set(v, None);
+                        }
+                    }
+                    StmtKind::If { then, other, .. } => {
+                        nested.push((&then.stmts, in_loop));
+                        if let Some(o) = other {
+                            nested.push((&o.stmts, in_loop));
+                        }
+                    }
+                    StmtKind::Loop { header, body } => {
+                        if let LoopHeader::For { init, step, .. } = header {
+                            nested.push((init, in_loop));
+                            nested.push((step, true));
+                        }
+                        nested.push((&body.stmts, true));
+                    }
+                    StmtKind::Switch { cases, .. } => {
+                        for c in cases {
+                            nested.push((&c.body, in_loop));
+                        }
+                    }
+                    StmtKind::Block(b) => nested.push((&b.stmts, in_loop)),
+                    _ => {}
                 }
             }
-            StmtKind::Assign { lhs, rhs, .. } => {
-                if let ExprKind::Var(v) = lhs.kind {
-                    set(v, Some(rhs));
-                }
+            for (stmts, in_loop) in nested {
+                walk(stmts, in_loop, given, value);
             }
-            StmtKind::Call {
-                result: Some(r), ..
-            } => {
-                if let ExprKind::Var(v) = r.kind {
-                    set(v, None);
-                }
-            }
-            StmtKind::Alloc { target, .. } => {
-                if let ExprKind::Var(v) = target.kind {
-                    set(v, None);
-                }
-            }
-            _ => {}
-        });
+        }
+        walk(&body.stmts, false, &mut given, &mut value);
         // `&w` lets a callee change `w`; `&w[k]` does not.
         let mut taken: HashSet<SymId> = HashSet::new();
         visit_stmts(&body.stmts, &mut |st| {
@@ -656,10 +693,10 @@ impl<'p> Fixed<'p> {
             .collect::<HashSet<_>>();
         for v in candidates {
             let sym = program.sym(v);
-            let times = given.get(&v).copied().unwrap_or(0);
+            let (times, in_loop) = given.get(&v).copied().unwrap_or((0, false));
             let once = match sym.kind {
                 SymKind::Param => times == 0,
-                SymKind::Local | SymKind::Temp => times == 1,
+                SymKind::Local | SymKind::Temp => times == 1 && !in_loop,
                 SymKind::Global => false,
             };
             // An array's address never changes.
@@ -759,6 +796,8 @@ fn below((alo, ahi): &(Affine, Affine), (blo, bhi): &(Affine, Affine)) -> bool {
     })
 }
 
+/// The variable an argument points into and the offset: `w`, `&w[e]`,
+/// `w + e`.
 fn address_as_written(e: &Expr) -> Option<(SymId, Affine)> {
     let any = |e: &Expr| affine(e, &|_| true, true);
     match &e.kind {
