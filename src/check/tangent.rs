@@ -299,52 +299,52 @@ fn report(plan: &Plan, points: usize, results: &Results) -> Vec<DependentReport>
         .map(|(dep, r)| {
             let count = dep.len();
             let n = count * points;
+            // Per step, every element's error at every point.
+            let errors: Vec<Vec<f64>> = (0..steps.len())
+                .map(|h| {
+                    (0..points)
+                        .flat_map(|p| {
+                            let range = p * count..(p + 1) * count;
+                            relative_errors_of_values(
+                                &r.tangent[range.clone()],
+                                &r.dd[h * n..][range.clone()],
+                                &r.y[range],
+                                value_floor,
+                            )
+                        })
+                        .collect()
+                })
+                .collect();
             // (worst error, its step, its element)
             let mut best: Option<(f64, usize, Option<usize>)> = None;
-            // In single precision, each element at its own best step: a
-            // float rounding may reach some elements and not others (a
-            // cast in one output), which agree best at steps far apart.
             if plan.precision == Precision::Single {
-                let mut element_best = vec![(f64::INFINITY, 0usize); n];
-                for h in 0..steps.len() {
-                    for p in 0..points {
-                        let range = p * count..(p + 1) * count;
-                        let errors = relative_errors_of_values(
-                            &r.tangent[range.clone()],
-                            &r.dd[h * n..][range.clone()],
-                            &r.y[range.clone()],
-                            value_floor,
-                        );
-                        for (e, err) in errors.into_iter().enumerate() {
-                            let slot = &mut element_best[p * count + e];
-                            if err < slot.0 || h == 0 {
-                                *slot = (err, h);
-                            }
+                // Each element at its own best step: a float rounding may
+                // reach some elements and not others (a cast in one
+                // output), which agree best at steps far apart.
+                for at in 0..n {
+                    let mut element: Option<(f64, usize)> = None;
+                    for (h, e) in errors.iter().enumerate() {
+                        if element.is_none_or(|(err, _)| e[at] < err) {
+                            element = Some((e[at], h));
                         }
                     }
-                }
-                for (at, &(err, h)) in element_best.iter().enumerate() {
-                    if best.is_none_or(|(e, _, _)| err > e) {
+                    if let Some((err, h)) = element
+                        && best.is_none_or(|(e, _, _)| err > e)
+                    {
                         best = Some((err, h, Some(at)));
                     }
                 }
             } else {
-                // Per step: the worst element over all points.
-                for h in 0..steps.len() {
-                    let mut worst = (0.0f64, None);
-                    for p in 0..points {
-                        let range = p * count..(p + 1) * count;
-                        let (err, at) = max_relative_error_of_values(
-                            &r.tangent[range.clone()],
-                            &r.dd[h * n..][range.clone()],
-                            &r.y[range],
-                            value_floor,
-                        );
+                // One step for the dependent: the one whose worst element
+                // over all points agrees best.
+                for (h, e) in errors.iter().enumerate() {
+                    let mut worst: (f64, Option<usize>) = (0.0, None);
+                    for (at, &err) in e.iter().enumerate() {
                         if worst.1.is_none() || err > worst.0 {
-                            worst = (err, at.map(|e| p * count + e));
+                            worst = (err, Some(at));
                         }
                     }
-                    if best.is_none_or(|(e, _, _)| worst.0 < e) {
+                    if best.is_none_or(|(b, _, _)| worst.0 < b) {
                         best = Some((worst.0, h, worst.1));
                     }
                 }

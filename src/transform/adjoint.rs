@@ -3196,6 +3196,17 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         found
     }
 
+    /// Is zone `z` useful after point `i` of the current procedure? (Yes
+    /// where the analyses have no results for it, the cautious side.) A
+    /// zone that is not has a zero adjoint there: no later derivative
+    /// reads it.
+    fn useful_after_point(&self, i: usize, z: Zone) -> bool {
+        self.a
+            .results
+            .get(&self.proc)
+            .is_none_or(|r| r.useful_out[i].contains(&z))
+    }
+
     /// A passive call whose result or written memory is active and useful
     /// after it: `zero-call-writes` has adjoints to zero there. (One not
     /// useful after the call has a zero adjoint there already.)
@@ -3211,11 +3222,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             .facts
             .get(&self.proc)
             .and_then(|f| f.point_of.get(&s.id).map(|&i| (i, &f.points[i])));
-        let useful_after = |z: Zone| {
-            point
-                .and_then(|(i, _)| self.a.results.get(&self.proc).map(|r| &r.useful_out[i]))
-                .is_none_or(|u| u.contains(&z))
-        };
+        let useful_after = |z: Zone| point.is_none_or(|(i, _)| self.useful_after_point(i, z));
         result.as_ref().is_some_and(|r| {
             real_rank(self.program, &r.ty) > 0
                 && self.is_diff_address(r)
@@ -3690,59 +3697,20 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         Some(last)
     }
 
-    /// A local set once (`int m = n;`), by a statement no loop encloses,
-    /// whose address is never taken: whatever reads it after that one
-    /// write, a loop or its replay in the backward sweep, sees one value,
-    /// as it would a parameter nothing writes (`adjoint/for-canonical`).
+    /// A local whose one write is its declaration at the procedure's top
+    /// level (`int m = n;`, run once), whose address is never taken:
+    /// whatever reads it after that, a loop or its replay in the backward
+    /// sweep, sees one value, as it would a parameter nothing writes
+    /// (`adjoint/for-canonical`).
     fn set_once_outside_loops(&self, v: SymId) -> bool {
-        fn walk(stmts: &[Stmt], v: SymId, in_loop: bool, writes: &mut Vec<bool>) {
-            for st in stmts {
-                match &st.kind {
-                    StmtKind::Decl { vars, .. }
-                        if vars.iter().any(|d| d.sym == v && d.init.is_some()) =>
-                    {
-                        writes.push(in_loop)
-                    }
-                    StmtKind::Assign { lhs: r, .. }
-                    | StmtKind::Call {
-                        result: Some(r), ..
-                    } if matches!(r.kind, ExprKind::Var(w) if w == v) => writes.push(in_loop),
-                    StmtKind::If { then, other, .. } => {
-                        walk(&then.stmts, v, in_loop, writes);
-                        if let Some(o) = other {
-                            walk(&o.stmts, v, in_loop, writes);
-                        }
-                    }
-                    StmtKind::Loop { header, body } => {
-                        if let LoopHeader::For { init, step, .. } = header {
-                            walk(init, v, in_loop, writes);
-                            walk(step, v, true, writes);
-                        }
-                        walk(&body.stmts, v, true, writes);
-                    }
-                    StmtKind::Switch { cases, .. } => {
-                        for c in cases {
-                            walk(&c.body, v, in_loop, writes);
-                        }
-                    }
-                    StmtKind::Block(b) => walk(&b.stmts, v, in_loop, writes),
-                    _ => {}
-                }
-            }
-        }
         let sym = self.program.sym(v);
         let Some(body) = &self.program.proc(self.proc).body else {
             return false;
         };
-        if !matches!(sym.kind, SymKind::Local | SymKind::Temp)
-            || sym.storage == Storage::Static
-            || super::names::address_taken(&body.stmts).contains(&v)
-        {
-            return false;
-        }
-        let mut writes = Vec::new();
-        walk(&body.stmts, v, false, &mut writes);
-        writes == [false]
+        matches!(sym.kind, SymKind::Local | SymKind::Temp)
+            && sym.storage != Storage::Static
+            && !super::names::address_taken(&body.stmts).contains(&v)
+            && writes_of(&body.stmts, v, WriteSite::TopLevel) == [WriteSite::TopLevel]
     }
 
     /// The variable holding the current loop's first index
@@ -6084,13 +6052,10 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 if let Some(f) = self.a.facts.get(&self.proc)
                     && let Some(&i) = f.point_of.get(&s.id)
                 {
-                    // A zone not useful after the call has a zero adjoint
-                    // there already: no later derivative reads it.
-                    let useful_after = self.a.results.get(&self.proc).map(|r| &r.useful_out[i]);
                     for &z in &f.points[i].effect.writes {
                         if result_zones.contains(&z)
                             || !self.a.is_diff_zone(z)
-                            || useful_after.is_some_and(|u| !u.contains(&z))
+                            || !self.useful_after_point(i, z)
                         {
                             continue;
                         }

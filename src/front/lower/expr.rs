@@ -1254,7 +1254,6 @@ impl Lowerer<'_> {
             _ => false,
         };
         let bytes = uncast(bytes);
-
         let count = match &bytes.kind {
             ExprKind::Binary {
                 op: BinOp::Mul,
