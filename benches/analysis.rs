@@ -56,6 +56,7 @@ fn measure(lines: usize) -> Result<(usize, f64, usize, usize), String> {
 }
 
 fn main() {
+    aioli::keep_freed_memory();
     let sizes: Vec<usize> = std::env::var("AIOLI_BENCH_SIZES")
         .ok()
         .map(|s| s.split(',').filter_map(|x| x.trim().parse().ok()).collect())

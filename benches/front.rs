@@ -51,6 +51,7 @@ fn measure(lines: usize) -> Result<Row, String> {
 }
 
 fn main() {
+    aioli::keep_freed_memory();
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
     // special: in both cases run the measurements.
     let sizes: Vec<usize> = std::env::var("AIOLI_BENCH_SIZES")

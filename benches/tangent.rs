@@ -135,6 +135,7 @@ fn tool_seconds_once(lines: usize) -> Result<(usize, f64, String), String> {
 }
 
 fn main() {
+    aioli::keep_freed_memory();
     if std::env::var("AIOLI_BENCH_RT")
         .map(|v| v != "0")
         .unwrap_or(true)

@@ -205,6 +205,7 @@ enum Command {
 const WORK_STACK_BYTES: usize = 1 << 30;
 
 fn main() -> ExitCode {
+    aioli::keep_freed_memory();
     let cli = Cli::parse();
     let worker = std::thread::Builder::new()
         .name("aioli".into())
