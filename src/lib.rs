@@ -39,6 +39,7 @@ pub mod cgen;
 pub mod engine;
 pub mod il;
 pub mod interp;
+pub mod par;
 pub mod runtime;
 pub mod simplify;
 pub mod transform;

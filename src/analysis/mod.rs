@@ -94,7 +94,7 @@ pub struct Analysis<'a> {
     pub mode: Mode,
     /// The call points of each callee, `(caller, point)`, built on first
     /// use by the predicates.
-    pub(crate) call_index: std::cell::OnceCell<HashMap<ProcId, Vec<(ProcId, usize)>>>,
+    pub(crate) call_index: std::sync::OnceLock<HashMap<ProcId, Vec<(ProcId, usize)>>>,
     /// `tbr/caller-restore`, adjoint mode: for a procedure reached by
     /// calls, its caller-visible zones whose values at its entry some
     /// caller's backward sweep reads after the callee's backward sweep
@@ -144,28 +144,48 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
     let mut summaries: HashMap<ProcId, Summary> = HashMap::default();
     let mut facts: HashMap<ProcId, ProcFacts<'a>> = HashMap::default();
     let mut inout: HashMap<ProcId, InoutSolution> = HashMap::default();
-    for comp in &sccs {
+    // Components in waves: the callees of each are all in earlier waves.
+    // A wave's facts are built in turn (they intern places), then its
+    // components are summarized independently, on every core.
+    for wave in bottom_up_waves(&graph, &sccs) {
+        let (single, recursive): (Vec<&Vec<ProcId>>, Vec<&Vec<ProcId>>) = wave
+            .into_iter()
+            .partition(|comp| comp.len() == 1 && !graph[comp[0].index()].contains(&comp[0]));
+        let built: Vec<(ProcId, ProcFacts<'a>)> = single
+            .iter()
+            .map(|comp| {
+                (
+                    comp[0],
+                    facts::build(program, &mut locs, comp[0], &summaries),
+                )
+            })
+            .collect();
+        let solved = crate::par::map(&built, |(_, f)| summarize(&locs, f, program));
+        for ((p, f), (s, sol)) in built.into_iter().zip(solved) {
+            inout.insert(p, sol);
+            summaries.insert(p, s);
+            facts.insert(p, f);
+        }
         // `call/recursion`: iterate the component from empty summaries.
-        let recursive = comp.len() > 1 || graph[comp[0].index()].contains(&comp[0]);
-        if recursive {
+        for comp in recursive {
             for &p in comp {
                 summaries.insert(p, Summary::default());
             }
-        }
-        for _round in 0..64 {
-            let mut changed = false;
-            for &p in comp {
-                let f = facts::build(program, &mut locs, p, &summaries);
-                let (s, sol) = summarize(&locs, &f, program);
-                inout.insert(p, sol);
-                if summaries.get(&p) != Some(&s) {
-                    changed = true;
-                    summaries.insert(p, s);
+            for _round in 0..64 {
+                let mut changed = false;
+                for &p in comp {
+                    let f = facts::build(program, &mut locs, p, &summaries);
+                    let (s, sol) = summarize(&locs, &f, program);
+                    inout.insert(p, sol);
+                    if summaries.get(&p) != Some(&s) {
+                        changed = true;
+                        summaries.insert(p, s);
+                    }
+                    facts.insert(p, f);
                 }
-                facts.insert(p, f);
-            }
-            if !changed || !recursive {
-                break;
+                if !changed {
+                    break;
+                }
             }
         }
     }
@@ -181,7 +201,7 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
         diff_zones: Set::new(),
         warnings: Vec::new(),
         mode,
-        call_index: std::cell::OnceCell::new(),
+        call_index: std::sync::OnceLock::new(),
         caller_restore: HashMap::default(),
         split,
         replay_unsafe: replay_unsafe(program, &graph),
@@ -230,6 +250,96 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
     a.diff_zones.extend(reset_only);
     a.warn();
     a
+}
+
+/// What the callers of each procedure tell it (`call/envelope`), in the
+/// procedure's own zones: varied at entry, useful and diff-live at exit.
+#[derive(Default)]
+struct Contexts {
+    varied: HashMap<ProcId, Set>,
+    useful: HashMap<ProcId, Set>,
+    live: HashMap<ProcId, Set>,
+}
+
+impl Contexts {
+    fn of(&self, p: ProcId) -> (Set, Set, Set) {
+        let get = |m: &HashMap<ProcId, Set>| m.get(&p).cloned().unwrap_or_default();
+        (get(&self.varied), get(&self.useful), get(&self.live))
+    }
+}
+
+/// The components of `sccs` (callees before callers) grouped for the
+/// bottom-up pass: each wave holds the components whose callees (in
+/// `graph`) are all in earlier waves, in `sccs`' order within a wave.
+fn bottom_up_waves<'s>(
+    graph: &[Vec<ProcId>],
+    sccs: &'s [Vec<ProcId>],
+) -> Vec<Vec<&'s Vec<ProcId>>> {
+    let comp_of: HashMap<ProcId, usize> = sccs
+        .iter()
+        .enumerate()
+        .flat_map(|(c, comp)| comp.iter().map(move |&p| (p, c)))
+        .collect();
+    let mut wave_of = vec![0usize; sccs.len()];
+    let mut waves: Vec<Vec<&Vec<ProcId>>> = Vec::new();
+    for (c, comp) in sccs.iter().enumerate() {
+        let mut w = 0;
+        for p in comp {
+            for callee in &graph[p.index()] {
+                match comp_of.get(callee) {
+                    Some(&d) if d < c => w = w.max(wave_of[d] + 1),
+                    // A callee not placed yet: the components are not in
+                    // call order after all, so keep them one at a time.
+                    Some(&d) if d > c => return sccs.iter().map(|comp| vec![comp]).collect(),
+                    _ => {}
+                }
+            }
+        }
+        wave_of[c] = w;
+        if waves.len() <= w {
+            waves.resize_with(w + 1, Vec::new);
+        }
+        waves[w].push(comp);
+    }
+    waves
+}
+
+/// The components of `sccs` (callees before callers) grouped for the
+/// top-down pass: each wave holds the components whose callers are all in
+/// earlier waves, in `sccs`' reverse order within a wave.
+fn top_down_waves<'s>(
+    facts: &HashMap<ProcId, ProcFacts<'_>>,
+    sccs: &'s [Vec<ProcId>],
+) -> Vec<Vec<&'s Vec<ProcId>>> {
+    let comp_of: HashMap<ProcId, usize> = sccs
+        .iter()
+        .enumerate()
+        .flat_map(|(c, comp)| comp.iter().map(move |&p| (p, c)))
+        .collect();
+    let mut wave_of = vec![0usize; sccs.len()];
+    let mut waves: Vec<Vec<&Vec<ProcId>>> = Vec::new();
+    // Callers come first in reverse order, so a component's wave is final
+    // when the loop reaches it.
+    for (c, comp) in sccs.iter().enumerate().rev() {
+        let w = wave_of[c];
+        if waves.len() <= w {
+            waves.resize_with(w + 1, Vec::new);
+        }
+        waves[w].push(comp);
+        for p in comp {
+            let Some(f) = facts.get(p) else { continue };
+            for callee in f.calls.values().filter_map(|site| site.callee) {
+                match comp_of.get(&callee) {
+                    Some(&d) if d < c => wave_of[d] = wave_of[d].max(w + 1),
+                    // A callee placed already: the components are not in
+                    // call order after all, so keep them one at a time.
+                    Some(&d) if d > c => return sccs.iter().rev().map(|comp| vec![comp]).collect(),
+                    _ => {}
+                }
+            }
+        }
+    }
+    waves
 }
 
 /// The procedures from which a call of a library function that a second
@@ -620,9 +730,7 @@ impl<'a> Analysis<'a> {
     fn top_down(&mut self, sccs: &[Vec<ProcId>], mode: Mode) {
         // Contexts gathered from call sites: varied at entry, useful and
         // diff-live at exit, in callee zones.
-        let mut varied_ctx: HashMap<ProcId, Set> = HashMap::default();
-        let mut useful_ctx: HashMap<ProcId, Set> = HashMap::default();
-        let mut live_ctx: HashMap<ProcId, Set> = HashMap::default();
+        let mut ctx = Contexts::default();
         // The interface of each head (`Locs::is_interface`), from one pass
         // over the objects rather than one over every zone per head.
         let mut shared: Vec<Zone> = Vec::new();
@@ -649,151 +757,191 @@ impl<'a> Analysis<'a> {
                     .iter()
                     .chain(own.get(&h.proc).into_iter().flatten())
                     .copied();
-                live_ctx.entry(h.proc).or_default().extend(visible);
+                ctx.live.entry(h.proc).or_default().extend(visible);
             }
             for &v in &h.independents {
                 let zs = self.head_zones(h, v);
-                varied_ctx
+                ctx.varied
                     .entry(h.proc)
                     .or_default()
                     .extend(zs.into_iter().filter(|z| self.locs.zone(*z).real));
             }
             for &v in &h.dependents {
                 let zs = self.head_zones(h, v);
-                useful_ctx
+                ctx.useful
                     .entry(h.proc)
                     .or_default()
                     .extend(zs.into_iter().filter(|z| self.locs.zone(*z).real));
             }
         }
-        for comp in sccs.iter().rev() {
-            for _round in 0..64 {
-                let mut changed = false;
-                for &p in comp {
-                    let ve = varied_ctx.get(&p).cloned().unwrap_or_default();
-                    let ue = useful_ctx.get(&p).cloned().unwrap_or_default();
-                    let le = live_ctx.get(&p).cloned().unwrap_or_default();
-                    let r = self.analyze_proc(p, ve, ue, le);
-                    // `call/envelope`: contexts this procedure gives its callees.
-                    let f = &self.facts[&p];
-                    let mut varied_somewhere: Option<Set> = None;
-                    // `tbr/caller-restore`: what this procedure's own
-                    // callers read back (grown by its recursive calls
-                    // through the component's rounds).
-                    let own = self.caller_restore.get(&p).cloned().unwrap_or_default();
-                    for (&i, site) in &f.calls {
-                        let Some(callee) = site.callee else { continue };
-                        if !self.facts.contains_key(&callee) {
-                            continue;
-                        }
-                        let mut v = Set::new();
-                        let mut u = Set::new();
-                        let mut l = Set::new();
-                        // `call/envelope`, adjoint mode: memory an active call
-                        // overwrites whose adjoint it must zero counts as
-                        // varied at the callee's entry, so the callee's
-                        // overwrite is active (`deriv-use/adjoint-reset`).
-                        let reset: Set = if mode == Mode::Adjoint && r.active[i] {
-                            let somewhere = varied_somewhere.get_or_insert_with(|| {
-                                r.varied_in
-                                    .iter()
-                                    .chain(&r.varied_out)
-                                    .flatten()
-                                    .copied()
-                                    .collect()
-                            });
-                            f.points[i]
-                                .effect
-                                .writes
-                                .iter()
-                                .copied()
-                                .filter(|w| r.useful_out[i].contains(w) && somewhere.contains(w))
-                                .collect()
-                        } else {
-                            Set::new()
-                        };
-                        // `tbr/caller-restore`: what this caller's backward
-                        // sweep reads, after the callee's, of what the call
-                        // overwrites: restore(c) (the argument expressions'
-                        // adjoints read use(c′) after `P_bwd`), and what this
-                        // procedure's own callers read back.
-                        if mode == Mode::Adjoint {
-                            let needed: Set = f.points[i]
-                                .effect
-                                .writes
-                                .iter()
-                                .copied()
-                                .filter(|w| {
-                                    r.tbr_in[i].contains(w)
-                                        || r.deriv_use[i].contains(w)
-                                        || own.contains(w)
-                                })
-                                .collect();
-                            let add: Vec<Zone> = site
-                                .map
-                                .iter()
-                                .filter(|(_, zs)| zs.iter().any(|z| needed.contains(z)))
-                                .map(|(&cz, _)| cz)
-                                .collect();
-                            let e = self.caller_restore.entry(callee).or_default();
-                            let before = e.len();
-                            e.extend(add);
-                            if e.len() != before && comp.contains(&callee) {
-                                changed = true;
-                            }
-                        }
-                        for (&cz, (_, diff)) in &site.by_value {
-                            if diff.iter().any(|z| r.varied_in[i].contains(z)) {
-                                v.insert(cz);
-                            }
-                        }
-                        for (&cz, zs) in &site.map {
-                            if zs
-                                .iter()
-                                .any(|z| r.varied_in[i].contains(z) || reset.contains(z))
-                            {
-                                v.insert(cz);
-                            }
-                            if zs.iter().any(|z| r.useful_out[i].contains(z)) {
-                                u.insert(cz);
-                            }
-                            if zs.iter().any(|z| r.live_out[i].contains(z)) {
-                                l.insert(cz);
-                            }
-                        }
-                        // Varied at entry: what the callee receives, never its
-                        // result (`call/envelope`).
-                        let v: Set = v
-                            .into_iter()
-                            .filter(|z| self.locs.zone(*z).real)
-                            .filter(|z| {
-                                !matches!(
-                                    self.locs.object(self.locs.zone(*z).obj).kind,
-                                    ObjKind::Result(_)
-                                )
-                            })
-                            .collect();
-                        let u: Set = u.into_iter().filter(|z| self.locs.zone(*z).real).collect();
-                        for (ctx, add) in [
-                            (&mut varied_ctx, v),
-                            (&mut useful_ctx, u),
-                            (&mut live_ctx, l),
-                        ] {
-                            let e = ctx.entry(callee).or_default();
-                            let before = e.len();
-                            e.extend(add);
-                            if e.len() != before && comp.contains(&callee) {
-                                changed = true;
-                            }
-                        }
+        // Components in waves: the callers of each are all in earlier
+        // waves, so its contexts are complete when its wave starts, and the
+        // components of one wave are analysed independently, on every core.
+        // Contexts only grow by union, so the order in which a wave's
+        // results give them to callees does not matter.
+        for wave in top_down_waves(&self.facts, sccs) {
+            let (single, recursive): (Vec<&Vec<ProcId>>, Vec<&Vec<ProcId>>) = wave
+                .into_iter()
+                .partition(|comp| comp.len() == 1 && !self.calls_itself(comp[0]));
+            let single: Vec<ProcId> = single.into_iter().map(|comp| comp[0]).collect();
+            let this = &*self;
+            let results = crate::par::map(&single, |&p| {
+                let (ve, ue, le) = ctx.of(p);
+                this.analyze_proc(p, ve, ue, le)
+            });
+            for (p, r) in single.into_iter().zip(results) {
+                self.give_contexts(p, &r, &[p], mode, &mut ctx);
+                self.results.insert(p, r);
+            }
+            for comp in recursive {
+                for _round in 0..64 {
+                    let mut changed = false;
+                    for &p in comp {
+                        let (ve, ue, le) = ctx.of(p);
+                        let r = self.analyze_proc(p, ve, ue, le);
+                        changed |= self.give_contexts(p, &r, comp, mode, &mut ctx);
+                        self.results.insert(p, r);
                     }
-                    self.results.insert(p, r);
-                }
-                if !changed {
-                    break;
+                    if !changed {
+                        break;
+                    }
                 }
             }
         }
+    }
+
+    /// Whether procedure `p` calls itself (a component of its own).
+    fn calls_itself(&self, p: ProcId) -> bool {
+        self.facts[&p]
+            .calls
+            .values()
+            .any(|site| site.callee == Some(p))
+    }
+
+    /// `call/envelope`: the contexts procedure `p`, analysed as `r`, gives
+    /// its callees, and (adjoint mode) `tbr/caller-restore`. True when a
+    /// context of a procedure of `comp`, the component being solved, grew.
+    fn give_contexts(
+        &mut self,
+        p: ProcId,
+        r: &ProcResult,
+        comp: &[ProcId],
+        mode: Mode,
+        ctx: &mut Contexts,
+    ) -> bool {
+        let mut changed = false;
+        // `call/envelope`: contexts this procedure gives its callees.
+        let f = &self.facts[&p];
+        let mut varied_somewhere: Option<Set> = None;
+        // `tbr/caller-restore`: what this procedure's own
+        // callers read back (grown by its recursive calls
+        // through the component's rounds).
+        let own = self.caller_restore.get(&p).cloned().unwrap_or_default();
+        for (&i, site) in &f.calls {
+            let Some(callee) = site.callee else { continue };
+            if !self.facts.contains_key(&callee) {
+                continue;
+            }
+            let mut v = Set::new();
+            let mut u = Set::new();
+            let mut l = Set::new();
+            // `call/envelope`, adjoint mode: memory an active call
+            // overwrites whose adjoint it must zero counts as
+            // varied at the callee's entry, so the callee's
+            // overwrite is active (`deriv-use/adjoint-reset`).
+            let reset: Set = if mode == Mode::Adjoint && r.active[i] {
+                let somewhere = varied_somewhere.get_or_insert_with(|| {
+                    r.varied_in
+                        .iter()
+                        .chain(&r.varied_out)
+                        .flatten()
+                        .copied()
+                        .collect()
+                });
+                f.points[i]
+                    .effect
+                    .writes
+                    .iter()
+                    .copied()
+                    .filter(|w| r.useful_out[i].contains(w) && somewhere.contains(w))
+                    .collect()
+            } else {
+                Set::new()
+            };
+            // `tbr/caller-restore`: what this caller's backward
+            // sweep reads, after the callee's, of what the call
+            // overwrites: restore(c) (the argument expressions'
+            // adjoints read use(c′) after `P_bwd`), and what this
+            // procedure's own callers read back.
+            if mode == Mode::Adjoint {
+                let needed: Set = f.points[i]
+                    .effect
+                    .writes
+                    .iter()
+                    .copied()
+                    .filter(|w| {
+                        r.tbr_in[i].contains(w) || r.deriv_use[i].contains(w) || own.contains(w)
+                    })
+                    .collect();
+                let add: Vec<Zone> = site
+                    .map
+                    .iter()
+                    .filter(|(_, zs)| zs.iter().any(|z| needed.contains(z)))
+                    .map(|(&cz, _)| cz)
+                    .collect();
+                let e = self.caller_restore.entry(callee).or_default();
+                let before = e.len();
+                e.extend(add);
+                if e.len() != before && comp.contains(&callee) {
+                    changed = true;
+                }
+            }
+            for (&cz, (_, diff)) in &site.by_value {
+                if diff.iter().any(|z| r.varied_in[i].contains(z)) {
+                    v.insert(cz);
+                }
+            }
+            for (&cz, zs) in &site.map {
+                if zs
+                    .iter()
+                    .any(|z| r.varied_in[i].contains(z) || reset.contains(z))
+                {
+                    v.insert(cz);
+                }
+                if zs.iter().any(|z| r.useful_out[i].contains(z)) {
+                    u.insert(cz);
+                }
+                if zs.iter().any(|z| r.live_out[i].contains(z)) {
+                    l.insert(cz);
+                }
+            }
+            // Varied at entry: what the callee receives, never its
+            // result (`call/envelope`).
+            let v: Set = v
+                .into_iter()
+                .filter(|z| self.locs.zone(*z).real)
+                .filter(|z| {
+                    !matches!(
+                        self.locs.object(self.locs.zone(*z).obj).kind,
+                        ObjKind::Result(_)
+                    )
+                })
+                .collect();
+            let u: Set = u.into_iter().filter(|z| self.locs.zone(*z).real).collect();
+            for (ctx, add) in [
+                (&mut ctx.varied, v),
+                (&mut ctx.useful, u),
+                (&mut ctx.live, l),
+            ] {
+                let e = ctx.entry(callee).or_default();
+                let before = e.len();
+                e.extend(add);
+                if e.len() != before && comp.contains(&callee) {
+                    changed = true;
+                }
+            }
+        }
+        changed
     }
 
     /// `pred/checkpointed-call`: is the call at point `i` checkpointed in
