@@ -19,9 +19,7 @@ const MIN_PIECES: usize = 2;
 /// available cores. When no thread can be started (a tight `ulimit`), the
 /// calling thread does all the work.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len());
+    let threads = thread_count().min(items.len());
     if threads < 2 || items.len() < MIN_PIECES {
         return items.iter().map(f).collect();
     }
@@ -61,6 +59,19 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
         .into_iter()
         .map(|r| r.expect("every piece was taken by one worker"))
         .collect()
+}
+
+/// The cores available, or `AIOLI_THREADS` when it is a positive number
+/// (`AIOLI_THREADS=1` runs everything on the calling thread).
+fn thread_count() -> usize {
+    static COUNT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *COUNT.get_or_init(|| {
+        std::env::var("AIOLI_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    })
 }
 
 #[cfg(test)]

@@ -770,3 +770,51 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
     std::fs::write(&path, text).unwrap();
     path
 }
+
+/// The analyses and the printer spread their work over the cores
+/// (`src/par.rs`); the output must not depend on how many there are.
+/// A generated file of many procedures, differentiated in both modes on
+/// one thread and on four, gives the same bytes.
+#[test]
+fn outputs_do_not_depend_on_the_number_of_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.c");
+    let text = aioli::cgen::realistic_c(1500, 7);
+    std::fs::write(&path, &text).unwrap();
+    let loaded = aioli::front::load(&path, &aioli::front::FrontOptions::default()).unwrap();
+    let program = &loaded.program;
+    let mut called = vec![false; program.procs.len()];
+    for callees in program.call_graph() {
+        for c in callees {
+            called[c.index()] = true;
+        }
+    }
+    let heads: Vec<String> = program
+        .defined_procs()
+        .filter(|(id, _)| !called[id.index()])
+        .map(|(_, p)| p.name.clone())
+        .collect();
+    assert!(heads.len() > 10, "too few heads to share out: {heads:?}");
+    for (mode, suffix) in [("tangent", "_d"), ("adjoint", "_b")] {
+        let mut outputs = Vec::new();
+        for threads in ["1", "4"] {
+            let out = dir.path().join(format!("{mode}{threads}"));
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_aioli"));
+            cmd.arg(mode).arg(&path).arg("--out").arg(&out);
+            for h in &heads {
+                cmd.arg("--head").arg(h);
+            }
+            let result = cmd.env("AIOLI_THREADS", threads).output().unwrap();
+            assert!(
+                result.status.success(),
+                "{mode} on {threads} thread(s): {}",
+                String::from_utf8_lossy(&result.stderr)
+            );
+            outputs.push(std::fs::read_to_string(out.join(format!("many{suffix}.c"))).unwrap());
+        }
+        assert!(
+            outputs[0] == outputs[1],
+            "{mode}: one thread and four threads wrote different code"
+        );
+    }
+}

@@ -9,9 +9,9 @@
 use super::plan::{Plan, key, plan};
 use crate::front::source::{SourceMap, Span};
 use crate::il::{
-    AllocForm, AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, ItemKind, LoopHeader,
-    Procedure, Program, QualType, RealKind, Stmt, StmtKind, Storage, StructId, SwitchCase, SymId,
-    Type, TypedefId, UnOp,
+    AllocForm, AssignSugar, BinOp, Block, Declarator, Expr, ExprKind, Init, Item, ItemKind,
+    LoopHeader, Procedure, Program, QualType, RealKind, Stmt, StmtKind, Storage, StructId,
+    SwitchCase, SymId, Type, TypedefId, UnOp,
 };
 use pretty::RcDoc;
 use std::collections::HashMap;
@@ -417,64 +417,18 @@ impl<'a> CPrinter<'a> {
     // -- program and items ---------------------------------------------------
 
     fn program(&self) -> String {
-        let empty_plan = Plan::default();
-        let ctx = Ctx { plan: &empty_plan };
-        let mut docs: Vec<(Doc, bool, u8, Role)> = Vec::new();
-        for item in &self.program.items {
-            if item.file != self.program.main_file {
-                continue;
-            }
-            let role = match &item.kind {
-                ItemKind::MacroLine(s) => match crate::il::defined_macro(s) {
-                    Some(name) => Role::Define(name.to_string()),
-                    None if s.trim_start().starts_with('#') => Role::Directive,
-                    None => Role::Code,
-                },
-                ItemKind::LocalInclude { file, .. } => Role::Include(*file),
-                ItemKind::SystemInclude(_) => Role::Directive,
-                _ => Role::Code,
-            };
-            let (doc, group) = match &item.kind {
-                ItemKind::SystemInclude(s) => (include_line(s), 0),
-                ItemKind::MacroLine(s) => (text(s.clone()), 0),
-                ItemKind::LocalInclude { written, .. } => (include_line(written), 0),
-                ItemKind::Typedef(t) => (self.typedef_item(*t), 1),
-                ItemKind::Struct(s) => (self.struct_body(*s).append(text(";")), 2),
-                ItemKind::Enum { tag, constants } => (enum_item(tag.as_deref(), constants), 2),
-                ItemKind::Globals {
-                    base,
-                    storage,
-                    vars,
-                } => (
-                    self.declaration(base, *storage, vars, None, &ctx)
-                        .append(text(";")),
-                    1,
-                ),
-                ItemKind::Prototype(p) => match self.as_written(*p) {
-                    Some(proc) => (self.proc_header(proc).append(text(";")), 1),
-                    None => continue,
-                },
-                ItemKind::Function(p) => match self.as_written(*p) {
-                    Some(proc) => (self.function(proc), 2),
-                    None => continue,
-                },
-            };
-            let mut comments: Vec<String> = item.comments.leading.clone();
-            let mut trailing = item.comments.trailing.as_ref();
-            // A prototype's comments are its item's own: the procedure
-            // holds the definition's.
-            if let ItemKind::Function(p) = &item.kind
-                && let Some(proc) = self.as_written(*p)
-                && proc.comments != item.comments
-            {
-                comments.extend(proc.comments.leading.iter().cloned());
-                trailing = trailing.or(proc.comments.trailing.as_ref());
-            }
-            let doc = leading_comments(&comments, self.column(item.span))
-                .append(with_trailing(doc, trailing));
-            docs.push((doc, group == 2, group, role));
-        }
-        let rendered: Vec<String> = docs.iter().map(|d| render(&d.0)).collect();
+        let items: Vec<&Item> = self
+            .program
+            .items
+            .iter()
+            .filter(|item| item.file == self.program.main_file)
+            .collect();
+        // Each item prints on its own: on every core, in order.
+        let docs: Vec<(String, bool, u8, Role)> = crate::par::map(&items, |item| self.item(item))
+            .into_iter()
+            .flatten()
+            .collect();
+        let rendered: Vec<&str> = docs.iter().map(|d| d.0.as_str()).collect();
         // The output's code is already expanded: a kept `#define` whose
         // name the code after it still spells (a macro calling the function
         // it is named after, `#define log(v) log(eps + (v))`; a name the
@@ -521,6 +475,63 @@ impl<'a> CPrinter<'a> {
         }
         out.push('\n');
         out
+    }
+
+    /// One item of the main file, rendered: its text, whether it stands
+    /// apart with blank lines, its group and its role for the macro pass.
+    /// `None` for a procedure printed elsewhere.
+    fn item(&self, item: &Item) -> Option<(String, bool, u8, Role)> {
+        let empty_plan = Plan::default();
+        let ctx = Ctx { plan: &empty_plan };
+        let role = match &item.kind {
+            ItemKind::MacroLine(s) => match crate::il::defined_macro(s) {
+                Some(name) => Role::Define(name.to_string()),
+                None if s.trim_start().starts_with('#') => Role::Directive,
+                None => Role::Code,
+            },
+            ItemKind::LocalInclude { file, .. } => Role::Include(*file),
+            ItemKind::SystemInclude(_) => Role::Directive,
+            _ => Role::Code,
+        };
+        let (doc, group) = match &item.kind {
+            ItemKind::SystemInclude(s) => (include_line(s), 0),
+            ItemKind::MacroLine(s) => (text(s.clone()), 0),
+            ItemKind::LocalInclude { written, .. } => (include_line(written), 0),
+            ItemKind::Typedef(t) => (self.typedef_item(*t), 1),
+            ItemKind::Struct(s) => (self.struct_body(*s).append(text(";")), 2),
+            ItemKind::Enum { tag, constants } => (enum_item(tag.as_deref(), constants), 2),
+            ItemKind::Globals {
+                base,
+                storage,
+                vars,
+            } => (
+                self.declaration(base, *storage, vars, None, &ctx)
+                    .append(text(";")),
+                1,
+            ),
+            ItemKind::Prototype(p) => match self.as_written(*p) {
+                Some(proc) => (self.proc_header(proc).append(text(";")), 1),
+                None => return None,
+            },
+            ItemKind::Function(p) => match self.as_written(*p) {
+                Some(proc) => (self.function(proc), 2),
+                None => return None,
+            },
+        };
+        let mut comments: Vec<String> = item.comments.leading.clone();
+        let mut trailing = item.comments.trailing.as_ref();
+        // A prototype's comments are its item's own: the procedure
+        // holds the definition's.
+        if let ItemKind::Function(p) = &item.kind
+            && let Some(proc) = self.as_written(*p)
+            && proc.comments != item.comments
+        {
+            comments.extend(proc.comments.leading.iter().cloned());
+            trailing = trailing.or(proc.comments.trailing.as_ref());
+        }
+        let doc = leading_comments(&comments, self.column(item.span))
+            .append(with_trailing(doc, trailing));
+        Some((render(&doc), group == 2, group, role))
     }
 
     /// `typedef T name;`, or `typedef struct [tag] { ... } name;` at the
