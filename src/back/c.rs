@@ -440,7 +440,7 @@ impl<'a> CPrinter<'a> {
         let mut undefs: Vec<Vec<&str>> = vec![Vec::new(); docs.len()];
         for i in (0..docs.len()).rev() {
             match &docs[i].3 {
-                Role::Code => later.extend(identifiers(&rendered[i])),
+                Role::Code => later.extend(identifiers(rendered[i])),
                 Role::Define(name) => dropped[i] = later.contains(name.as_str()),
                 Role::Include(file) => {
                     for (f, name) in &self.program.header_macros {
@@ -467,7 +467,7 @@ impl<'a> CPrinter<'a> {
                     out.push('\n');
                 }
             }
-            out.push_str(&rendered[i]);
+            out.push_str(rendered[i]);
             for name in &undefs[i] {
                 out.push_str(&format!("\n#undef {name}"));
             }
