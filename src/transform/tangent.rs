@@ -1513,6 +1513,34 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         })
     }
 
+    /// `expr_of` without the copy where the value holds the expression: for
+    /// guards, which only look.
+    fn expr_ref<'v>(&self, v: &'v Val<'a>) -> Result<std::borrow::Cow<'v, Expr>, ApplyError> {
+        use std::borrow::Cow;
+        Ok(match v {
+            Val::Expr(e) => Cow::Borrowed(*e),
+            Val::New(e) | Val::Init(Init::Expr(e)) | Val::NewInit(Init::Expr(e)) => {
+                Cow::Borrowed(e)
+            }
+            Val::Arg(s, i) => Cow::Borrowed(self.arg_expr(s, *i)),
+            _ => Cow::Owned(self.expr_of(v)?),
+        })
+    }
+
+    /// `expr_of` for a constructor's own argument `i`, taken out of `args`:
+    /// an expression a premise built is moved, not copied (the operands of
+    /// a derivative's sums and products are whole subtrees).
+    fn take_expr(&self, args: &mut [Val<'a>], i: usize) -> Result<Expr, ApplyError> {
+        match std::mem::replace(&mut args[i], Val::List(Vec::new())) {
+            Val::New(e) | Val::NewInit(Init::Expr(e)) => Ok(e),
+            other => {
+                let e = self.expr_of(&other);
+                args[i] = other;
+                e
+            }
+        }
+    }
+
     /// A zero initialiser shaped like the type: `0.0`, `{0.0}`,
     /// `{{0.0}}` for an array of arrays of reals, and C's universal zero
     /// `{0}` for a struct or an array of structs (which C compilers do not
@@ -2989,7 +3017,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     || self.diff.moves_derivative_pointers(&self.out, s)
             }),
             "isActiveExpr" => {
-                let e = self.expr_of(subject)?;
+                // The same error as before for what is not an expression.
+                let e = self.expr_ref(subject)?;
                 match subject {
                     Val::Expr(orig) => self.is_active_expr(orig),
                     Val::Arg(s, i) => self.is_active_expr(self.arg_expr(s, *i)),
@@ -3006,20 +3035,20 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 _ => false,
             },
             "isPointer" => {
-                let e = self.expr_of(subject)?;
+                let e = self.expr_ref(subject)?;
                 is_pointer(&self.out, &e.ty)
             }
             "isNullPointer" => {
-                let e = self.expr_of(subject)?;
+                let e = self.expr_ref(subject)?;
                 matches!(e.kind, ExprKind::IntConst { value: 0, .. })
             }
             // A pointer, or an array standing for its first element's address.
             "isAddress" => {
-                let e = self.expr_of(subject)?;
+                let e = self.expr_ref(subject)?;
                 super::names::is_address(&self.out, &e.ty)
             }
             "isReal" => {
-                let e = self.expr_of(subject)?;
+                let e = self.expr_ref(subject)?;
                 self.out.is_real(&e.ty.ty)
             }
             "isExpr" => matches!(
@@ -3124,8 +3153,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             },
             "assign" => {
                 arity(2)?;
-                let rhs = self.expr_of(&args[1])?;
-                let lhs = self.expr_of(&args[0])?;
+                let rhs = self.take_expr(&mut args, 1)?;
+                let lhs = self.take_expr(&mut args, 0)?;
                 let rhs = self.convert(rhs, &lhs.ty);
                 let s = self.mk_stmt(StmtKind::Assign {
                     lhs,
@@ -3136,7 +3165,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "assign-result" => {
                 arity(1)?;
-                let e = self.expr_of(&args[0])?;
+                let e = self.take_expr(&mut args, 0)?;
                 let Some(f) = self.result_param else {
                     return Err(ApplyError::new("no result parameter in this procedure"));
                 };
@@ -3446,8 +3475,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "index" => {
                 arity(2)?;
-                let i = self.expr_of(&args[1])?;
-                let b = self.expr_of(&args[0])?;
+                let i = self.take_expr(&mut args, 1)?;
+                let b = self.take_expr(&mut args, 0)?;
                 let ty = match self.out.resolve(&b.ty.ty) {
                     Type::Pointer(t) => (**t).clone(),
                     Type::Array { elem, .. } => (**elem).clone(),
@@ -3465,15 +3494,15 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "field" => {
                 arity(2)?;
-                let Val::Atom(name) = &args[1] else {
+                let Val::Atom(name) = args[1].clone() else {
                     return Err(ApplyError::new("'field' takes a field name"));
                 };
-                let b = self.expr_of(&args[0])?;
-                Val::New(self.field(b, name)?)
+                let b = self.take_expr(&mut args, 0)?;
+                Val::New(self.field(b, &name)?)
             }
             "deref" => {
                 arity(1)?;
-                let p = self.expr_of(&args[0])?;
+                let p = self.take_expr(&mut args, 0)?;
                 let ty = match self.out.resolve(&p.ty.ty) {
                     Type::Pointer(t) => (**t).clone(),
                     Type::Array { elem, .. } => (**elem).clone(),
@@ -3488,14 +3517,14 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "addr" => {
                 arity(1)?;
-                let r = self.expr_of(&args[0])?;
+                let r = self.take_expr(&mut args, 0)?;
                 let ty = r.ty.clone().pointer_to();
                 let span = self.span();
                 Val::New(Expr::new(ExprKind::AddrOf(Box::new(r)), ty, span))
             }
             "cast" => {
                 arity(1)?;
-                let a = self.expr_of(&args[0])?;
+                let a = self.take_expr(&mut args, 0)?;
                 let to = match self.node_expr(node).map(|e| &e.kind) {
                     Some(ExprKind::Cast { to, .. }) => self.types.of(&self.out, to),
                     _ => return Err(ApplyError::new("'cast' rebuilds a cast")),
@@ -3512,9 +3541,9 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "cond" => {
                 arity(3)?;
-                let b = self.expr_of(&args[2])?;
-                let a = self.expr_of(&args[1])?;
-                let c = self.expr_of(&args[0])?;
+                let b = self.take_expr(&mut args, 2)?;
+                let a = self.take_expr(&mut args, 1)?;
+                let c = self.take_expr(&mut args, 0)?;
                 // A template's number takes the other branch's precision
                 // (`(x == 0 ? 0 : P)` in `float` code stays `float`).
                 let (a_ty, b_ty) = (a.ty.clone(), b.ty.clone());
@@ -3542,7 +3571,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "neg" => {
                 arity(1)?;
-                let a = self.expr_of(&args[0])?;
+                let a = self.take_expr(&mut args, 0)?;
                 let ty = a.ty.clone();
                 let span = self.span();
                 Val::New(Expr::new(
@@ -3588,7 +3617,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
             }
             "simplify" => {
                 arity(1)?;
-                let e = self.expr_of(&args[0])?;
+                let e = self.take_expr(&mut args, 0)?;
                 Val::New(self.simplify(e))
             }
             "chain" => {
@@ -3751,13 +3780,14 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                 self.function_d(args, rule)?
             }
             _ => {
-                if let Some(v) = self.build_more(head, args.clone(), node, rule)? {
-                    return Ok(v);
-                }
+                let mut args = match self.build_more(head, args, node, rule)? {
+                    Ok(v) => return Ok(v),
+                    Err(args) => args,
+                };
                 if let Some(op) = binop_of(head) {
                     arity(2)?;
-                    let r = self.expr_of(&args[1])?;
-                    let l = self.expr_of(&args[0])?;
+                    let r = self.take_expr(&mut args, 1)?;
+                    let l = self.take_expr(&mut args, 0)?;
                     return Ok(Val::New(self.binary(op, l, r)));
                 }
                 let intrinsic = if head == "digamma" {
@@ -3772,9 +3802,8 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                             f.arity()
                         )));
                     }
-                    let es = args
-                        .iter()
-                        .map(|a| self.expr_of(a))
+                    let es = (0..args.len())
+                        .map(|i| self.take_expr(&mut args, i))
                         .collect::<Result<Vec<_>, _>>()?;
                     let span = self.span();
                     return Ok(Val::New(intrinsic_expr(
@@ -4748,8 +4777,8 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         mut args: Vec<Val<'a>>,
         node: &Val<'a>,
         rule: &str,
-    ) -> Result<Option<Val<'a>>, ApplyError> {
-        Ok(Some(match head {
+    ) -> Result<Result<Val<'a>, Vec<Val<'a>>>, ApplyError> {
+        Ok(Ok(match head {
             "switch-entry" => {
                 let Some(s) = self.stmt() else {
                     return Err(ApplyError::new("'switch-entry' outside a switch"));
@@ -4905,7 +4934,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                     _ => Val::Code(vec![]),
                 }
             }
-            _ => return Ok(None),
+            _ => return Ok(Err(args)),
         }))
     }
 
