@@ -21,7 +21,7 @@
 
 pub mod syntax;
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::fmt;
 
 /// A rule file error: file, line, message.
@@ -122,7 +122,20 @@ pub struct Derivative {
 pub struct RuleSet {
     pub rules: Vec<Rule>,
     by_relation: HashMap<String, Vec<usize>>,
+    /// Per relation, its rules whose pattern is a constructor, by the
+    /// constructor's name, and the others (variables, atoms, lists), which
+    /// every node must be tried against; each list in file order.
+    by_head: HashMap<String, Candidates>,
+    /// Per rule, how many times its premises and yields read each
+    /// variable (the last read takes the value instead of copying it).
+    uses: Vec<Vec<(String, usize)>>,
     pub derivatives: HashMap<String, Derivative>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Candidates {
+    by_constructor: HashMap<String, Vec<usize>>,
+    any: Vec<usize>,
 }
 
 impl RuleSet {
@@ -131,8 +144,8 @@ impl RuleSet {
     /// rule ID may be defined once only.
     pub fn load(files: &[(String, String)]) -> Result<RuleSet, RuleError> {
         let mut set = RuleSet::default();
-        let mut ids: HashMap<String, (String, usize)> = HashMap::new();
-        let mut arity: HashMap<String, (usize, String)> = HashMap::new();
+        let mut ids: HashMap<String, (String, usize)> = HashMap::default();
+        let mut arity: HashMap<String, (usize, String)> = HashMap::default();
         for (name, text) in files {
             let (rules, derivs) = syntax::parse_file(name, text)?;
             for r in rules {
@@ -162,10 +175,29 @@ impl RuleSet {
                     }
                 }
                 ids.insert(r.id.clone(), (name.clone(), r.line));
+                let index = set.rules.len();
                 set.by_relation
                     .entry(r.relation.clone())
                     .or_default()
-                    .push(set.rules.len());
+                    .push(index);
+                let candidates = set.by_head.entry(r.relation.clone()).or_default();
+                match &r.pattern {
+                    Pat::Node(head, _) => candidates
+                        .by_constructor
+                        .entry(head.clone())
+                        .or_default()
+                        .push(index),
+                    _ => candidates.any.push(index),
+                }
+                let mut uses = Vec::new();
+                for p in &r.premises {
+                    count_uses(&p.input, &mut uses);
+                }
+                for y in &r.yields {
+                    count_uses(y, &mut uses);
+                }
+                set.uses
+                    .push(uses.into_iter().map(|(n, k)| (n.to_string(), k)).collect());
                 set.rules.push(r);
             }
             for d in derivs {
@@ -204,6 +236,29 @@ impl RuleSet {
             .into_iter()
             .flatten()
             .map(|&i| &self.rules[i])
+    }
+
+    /// The indices of the rules of `relation` whose pattern may match a
+    /// node shown as `head` (`None`: not a constructor), in file order.
+    fn candidates(&self, relation: &str, head: Option<&str>) -> Vec<usize> {
+        let Some(c) = self.by_head.get(relation) else {
+            return Vec::new();
+        };
+        let named: &[usize] = head
+            .and_then(|h| c.by_constructor.get(h))
+            .map_or(&[], Vec::as_slice);
+        let mut out = Vec::with_capacity(named.len() + c.any.len());
+        let (mut i, mut j) = (0, 0);
+        while i < named.len() || j < c.any.len() {
+            if j == c.any.len() || (i < named.len() && named[i] < c.any[j]) {
+                out.push(named[i]);
+                i += 1;
+            } else {
+                out.push(c.any[j]);
+                j += 1;
+            }
+        }
+        out
     }
 
     pub fn has_relation(&self, relation: &str) -> bool {
@@ -467,10 +522,18 @@ fn apply_inner<H: Host>(
     relation: &str,
     input: &H::Val,
 ) -> Result<Vec<H::Val>, ApplyError> {
-    let mut chosen: Option<(&Rule, Env<'_, H::Val>)> = None;
+    let mut chosen: Option<(usize, &Rule, Env<'_, H::Val>)> = None;
     let mut applicable = Vec::new();
     let view = host.view(input);
-    for rule in rules.of(relation) {
+    let head = match &view {
+        View::Node(name, _) => Some(*name),
+        _ => None,
+    };
+    // A constructor pattern of another name cannot match: only the rules
+    // that can are tried (and checked for exclusivity).
+    let candidates = rules.candidates(relation, head);
+    for &index in &candidates {
+        let rule = &rules.rules[index];
         let mut env = Vec::new();
         if !matches_view(host, &rule.pattern, input, &view, &mut env) {
             continue;
@@ -495,7 +558,7 @@ fn apply_inner<H: Host>(
         if ok {
             applicable.push(rule.id.as_str());
             if chosen.is_none() {
-                chosen = Some((rule, env));
+                chosen = Some((index, rule, env));
             }
         }
     }
@@ -506,20 +569,17 @@ fn apply_inner<H: Host>(
             host.describe(input)
         )));
     }
-    let Some((rule, mut env)) = chosen else {
+    let Some((index, rule, mut env)) = chosen else {
         return Err(ApplyError::new(format!(
             "no rule of relation '{relation}' applies to {}",
             host.describe(input)
         )));
     };
     host.fired(&rule.id);
-    let mut uses = Vec::new();
-    for p in &rule.premises {
-        count_uses(&p.input, &mut uses);
-    }
-    for y in &rule.yields {
-        count_uses(y, &mut uses);
-    }
+    let mut uses: Vec<(&str, usize)> = rules.uses[index]
+        .iter()
+        .map(|(n, k)| (n.as_str(), *k))
+        .collect();
     for p in &rule.premises {
         let arg = instantiate_from(
             host,

@@ -749,7 +749,7 @@ fn merge_formals(program: &mut Program, c: ProcId, groups: &[Vec<usize>]) {
 /// `const double *` formal becoming a `double *` one).
 fn rename_formal(stmts: &mut [Stmt], from: SymId, to: SymId, ty: &crate::il::QualType) {
     let syms = BTreeMap::from([(from, to)]);
-    let scopes = HashMap::new();
+    let scopes = rustc_hash::FxHashMap::default();
     let map = Remap {
         syms: &syms,
         scopes: &scopes,
@@ -814,7 +814,7 @@ fn copy_procedure(program: &mut Program, p: ProcId, original: ProcId) -> ProcId 
         }
     };
     scopes.retain(|&s| owned_by_proc(s));
-    let mut scope_map: HashMap<ScopeId, ScopeId> = HashMap::new();
+    let mut scope_map: rustc_hash::FxHashMap<ScopeId, ScopeId> = Default::default();
     for &s in &scopes {
         scope_map.insert(s, ScopeId(program.scopes.len() as u32));
         program.scopes.push(program.scopes[s.index()].clone());
@@ -883,7 +883,7 @@ fn block_scopes(b: &Block, out: &mut Vec<ScopeId>) {
 /// Old symbols and scopes of the copied procedure → the copy's.
 struct Remap<'m> {
     syms: &'m BTreeMap<SymId, SymId>,
-    scopes: &'m HashMap<ScopeId, ScopeId>,
+    scopes: &'m rustc_hash::FxHashMap<ScopeId, ScopeId>,
     /// A variable whose mentions take this type.
     retyped: Option<(SymId, &'m crate::il::QualType)>,
 }
