@@ -14,7 +14,7 @@ use crate::il::{
     SwitchCase, SymId, Type, TypedefId, UnOp,
 };
 use pretty::RcDoc;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 type Doc = RcDoc<'static, ()>;
 

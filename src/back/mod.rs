@@ -9,7 +9,7 @@ pub use c::print_c;
 pub use sexpr::print_il;
 
 use crate::il::{ItemKind, Program, StructId, Type, TypedefId};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Typedef items that carry the definition of a struct: for a struct
 /// without an `ItemKind::Struct` item, the first typedef item whose type is
@@ -23,8 +23,8 @@ pub(crate) fn typedef_bodies(program: &Program) -> HashMap<TypedefId, StructId> 
             _ => None,
         })
         .collect();
-    let mut bodies = HashMap::new();
-    let mut defined: HashSet<StructId> = HashSet::new();
+    let mut bodies = HashMap::default();
+    let mut defined: HashSet<StructId> = HashSet::default();
     for item in &program.items {
         if let ItemKind::Typedef(t) = item.kind
             && let Some(td) = program.typedefs.get(t.index())

@@ -12,7 +12,7 @@ use crate::il::{
     AllocForm, Block, Expr, ExprKind, Init, LoopHeader, Stmt, StmtKind, SymId, SymKind,
 };
 use crate::il::{BinOp, Program};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Identity of a statement inside one procedure body: its address, which is
 /// unique even when the IL breaks the unique-id invariant.
@@ -236,7 +236,7 @@ fn reads_what_call_addresses(call: &Stmt, user: &Stmt) -> bool {
     let StmtKind::Call { args, .. } = &call.kind else {
         return false;
     };
-    let mut addressed = HashSet::new();
+    let mut addressed = HashSet::default();
     for a in args {
         crate::il::visit_expr(a, &mut |e| {
             if let ExprKind::AddrOf(r) = &e.kind

@@ -13,7 +13,8 @@ use crate::il::{
     Storage, StructId, SymId, Type, TypedefId, UnOp,
 };
 use pretty::RcDoc;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 type Doc = RcDoc<'static, ()>;
 
@@ -25,7 +26,7 @@ pub fn print_il(program: &Program, sources: &SourceMap) -> String {
     let printer = SPrinter {
         program,
         sources,
-        ambiguous: HashSet::new(),
+        ambiguous: HashSet::default(),
         typedef_bodies: super::typedef_bodies(program),
     };
     let mut out = RcDoc::nil();
@@ -109,7 +110,7 @@ pub fn procedure_shape(program: &Program, proc: crate::il::ProcId) -> String {
     let printer = SPrinter {
         program,
         sources: &sources,
-        ambiguous: HashSet::new(),
+        ambiguous: HashSet::default(),
         typedef_bodies: super::typedef_bodies(program),
     };
     let item = Item {
@@ -130,7 +131,7 @@ pub fn procedure_shape(program: &Program, proc: crate::il::ProcId) -> String {
 /// ambiguous name) replaced by its rank of first appearance.
 fn renumber_marks(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut scopes: HashMap<String, usize> = HashMap::new();
+    let mut scopes: HashMap<String, usize> = HashMap::default();
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         if (c == '#' || c == '@') && chars.peek().is_some_and(|(_, d)| d.is_ascii_digit()) {
@@ -371,8 +372,8 @@ impl SPrinter<'_> {
         let mut inner = SPrinter {
             program: self.program,
             sources: self.sources,
-            ambiguous: HashSet::new(),
-            typedef_bodies: HashMap::new(),
+            ambiguous: HashSet::default(),
+            typedef_bodies: HashMap::default(),
         };
         inner.ambiguous = ambiguous_syms(self.program, proc);
         let head = inner.proc_head("function", proc, attrs);

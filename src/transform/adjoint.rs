@@ -38,7 +38,8 @@ use crate::il::{
     ItemKind, LoopHeader, MathFn, ProcId, ProcOrigin, Procedure, Program, QualType, RealKind,
     ScopeId, Stmt, StmtId, StmtKind, Storage, SymId, SymKind, Symbol, Type, UnOp,
 };
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 /// Options of `aioli adjoint`.
@@ -230,7 +231,7 @@ fn adjoint_full(a: &Analysis<'_>, rules: &RuleSet, opts: &AdjointOptions) -> Res
     // translation is redone with what the previous one found until nothing
     // new is found (the sets only grow, so this ends; most programs need
     // one translation).
-    let mut needs = FwdNeeds::new();
+    let mut needs = FwdNeeds::default();
     loop {
         let pass = adjoint_pass(a, rules, opts, &needs)?;
         let mut grew = false;
@@ -298,7 +299,7 @@ fn adjoint_pass(
         refuse_unsupported(a, p)?;
     }
     // Declarations are hoisted to the procedure's top (`adjoint/hoist`).
-    let mut hoisted_of: HashMap<ProcId, Vec<SymId>> = HashMap::new();
+    let mut hoisted_of: HashMap<ProcId, Vec<SymId>> = HashMap::default();
     for &p in &diff_procs {
         let body = program
             .proc(p)
@@ -345,13 +346,13 @@ fn adjoint_pass(
     }
     // `adjoint/struct-types`: `T_b` with the fields of `T` ever active.
     let (types, type_items) = derivative_types(program, &mut out, &mut namer, &diff, "_b");
-    let mut runtime = HashMap::new();
+    let mut runtime = HashMap::default();
     for (name, ret, params) in RUNTIME {
         let id = ProcId(out.procs.len() as u32);
         let scope = ScopeId(out.scopes.len() as u32);
         out.scopes.push(crate::il::Scope {
             parent: Some(program.global_scope),
-            vars: HashMap::new(),
+            vars: Default::default(),
         });
         let mut syms = Vec::new();
         for (i, t) in params.iter().enumerate() {
@@ -390,7 +391,7 @@ fn adjoint_pass(
         .collect();
     // Which procedures checkpointed calls reach (they get the fused `P_b`)
     // and which other active calls reach (they get `P_fwd` and `P_bwd`).
-    let (mut joint_called, mut split_called) = (HashSet::new(), HashSet::new());
+    let (mut joint_called, mut split_called) = (HashSet::default(), HashSet::default());
     for c in &diff_procs {
         let Some(f) = a.facts.get(c) else { continue };
         for (&i, site) in &f.calls {
@@ -420,7 +421,7 @@ fn adjoint_pass(
             }
         }
     }
-    let mut aprocs: HashMap<ProcId, AdjointProcs> = HashMap::new();
+    let mut aprocs: HashMap<ProcId, AdjointProcs> = HashMap::default();
     for &p in &diff_procs {
         let orig = program.proc(p);
         let mut make = |suffix: &str, out: &mut Program| {
@@ -476,33 +477,33 @@ fn adjoint_pass(
         opts: opts.clone(),
         proc: first,
         stmts: Vec::new(),
-        bsyms: HashMap::new(),
+        bsyms: HashMap::default(),
         trace: BTreeSet::new(),
         locals: Vec::new(),
         static_inits: HashMap::default(),
-        counters: HashMap::new(),
-        firsts: HashMap::new(),
-        temps: HashMap::new(),
+        counters: HashMap::default(),
+        firsts: HashMap::default(),
+        temps: HashMap::default(),
         last_temp: None,
-        arg_temps: HashMap::new(),
-        buffer_temps: HashMap::new(),
+        arg_temps: HashMap::default(),
+        buffer_temps: HashMap::default(),
         branch: None,
         result_adjoint: None,
         result_pointer_adjoint: None,
         error_span: None,
         hoisted: Vec::new(),
         pending_fwd: None,
-        commented: HashSet::new(),
+        commented: HashSet::default(),
         private_adjoints: Default::default(),
-        adjoint_syms: HashSet::new(),
+        adjoint_syms: HashSet::default(),
         precision: None,
         notes: Vec::new(),
         simplifier: crate::simplify::Simplifier::new().map_err(|e| {
             Diagnostic::error(program.proc(first).span, format!("internal error: {e}"))
         })?,
         fwd_needs: needs.clone(),
-        fwd_found: FwdNeeds::new(),
-        deferring: HashMap::new(),
+        fwd_found: FwdNeeds::default(),
+        deferring: HashMap::default(),
         comments_elsewhere: String::new(),
         kept_locals: BTreeSet::new(),
         user_pairs,
@@ -1565,8 +1566,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
             }
         }
         self.private_adjoints.clear();
-        let mut assigned = HashSet::new();
-        let mut field_assigned = HashSet::new();
+        let mut assigned = HashSet::default();
+        let mut field_assigned = HashSet::default();
         if let Some(b) = &self.program.proc(p).body {
             assigned_vars(&b.stmts, &mut assigned, &mut field_assigned);
         }
@@ -2242,10 +2243,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 Type::Int { .. } | Type::Real(_) | Type::Pointer(_)
             )
         };
-        let mut read = HashSet::new();
+        let mut read = HashSet::default();
         reads(bwd, &mut read);
         // A variable whose address is taken may be read through it.
-        let mut parts = HashSet::new();
+        let mut parts = HashSet::default();
         for code in [&*fwd, &*bwd] {
             crate::il::visit_stmts(code, &mut |st| {
                 for e in super::names::stmt_exprs(st) {
@@ -2382,7 +2383,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     fn refuse_local_adjoint_addresses(&mut self, fwd: &[Stmt]) -> Result<(), (ApplyError, Span)> {
         // The variables whose address the code takes: `&v…`, or an array
         // `v` standing for its first element's.
-        let mut addressed = HashSet::new();
+        let mut addressed = HashSet::default();
         // A callee's `P_fwd` given a local's adjoint for a formal that the
         // callee only reads or writes through (`mesh_init(&m, &mb, n)`
         // storing `mb->w = calloc(...)`) keeps no address: what it stores
@@ -2501,7 +2502,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         // A pointer set to a local's address (`double **pu = &u;`, or its
         // adjoint `pub = &ub`) and saved for the backward sweep: restored
         // there, it would point into the forward sweep's dead frame.
-        let mut holds_local: HashMap<SymId, SymId> = HashMap::new();
+        let mut holds_local: HashMap<SymId, SymId> = HashMap::default();
         crate::il::visit_stmts(fwd, &mut |st| {
             if let StmtKind::Assign { lhs, rhs, .. } = &st.kind
                 && let ExprKind::Var(p) = lhs.kind
@@ -2598,7 +2599,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         else {
             return Ok(Vec::new());
         };
-        let mut inside = HashSet::new();
+        let mut inside = HashSet::default();
         crate::il::visit_stmts(std::slice::from_ref(region), &mut |x| {
             inside.insert(x.id);
         });
@@ -2616,10 +2617,10 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         // Of the variables, only those the region may read before it
         // writes them (`left` in `double left = u[0]; … left = mid;` is
         // not).
-        let mut exposed = HashSet::new();
+        let mut exposed = HashSet::default();
         exposed_reads(
             std::slice::from_ref(region),
-            &mut HashSet::new(),
+            &mut HashSet::default(),
             &mut exposed,
         );
         let mut zones: Set = reads
@@ -4082,7 +4083,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                 }
                 // (Not where nothing reads the private adjoint: C warns
                 // about a variable set but not used.)
-                let mut read_here = HashSet::new();
+                let mut read_here = HashSet::default();
                 collect_used(&body, &mut read_here);
                 if read_here.contains(&local) {
                     let follow = self.follow_pointer_members(local, b);
@@ -4123,7 +4124,7 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         // A local only ever set (an adjoint cursor the backward sweep pops
         // and never follows): its pops stay, for the stack, its values go,
         // and so does the variable (C warns about one set but not used).
-        let mut read: HashSet<SymId> = HashSet::new();
+        let mut read: HashSet<SymId> = HashSet::default();
         collect_read(&body, &mut read);
         let only_set: HashSet<SymId> = self
             .hoisted
@@ -4135,9 +4136,9 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
         if !only_set.is_empty() {
             forget_values(&mut body, &only_set);
         }
-        let mut used: HashSet<SymId> = HashSet::new();
+        let mut used: HashSet<SymId> = HashSet::default();
         collect_used(&body, &mut used);
-        let mut read: HashSet<SymId> = HashSet::new();
+        let mut read: HashSet<SymId> = HashSet::default();
         collect_read(&body, &mut read);
         let mut decls = Vec::new();
         for &s in &params {
@@ -4352,8 +4353,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
                         matched = Some(i);
                         break;
                     }
-                    let mut whole = HashSet::new();
-                    let mut parts = HashSet::new();
+                    let mut whole = HashSet::default();
+                    let mut parts = HashSet::default();
                     assigned_vars(std::slice::from_ref(&list[i]), &mut whole, &mut parts);
                     if has_call(&list[i]) || whole.contains(&v) || parts.contains(&v) {
                         break;
@@ -4412,8 +4413,8 @@ impl<'x, 'a: 'x> AdjointHost<'x, 'a> {
     /// `P_bwd` on memory the call itself may have overwritten
     /// (`rotate(&x[i], &x[i + 1], x[i] * 0.5)`).
     fn read_in(&self, code: &[Stmt]) -> Vec<SymId> {
-        let mut used = HashSet::new();
-        exposed_reads(code, &mut HashSet::new(), &mut used);
+        let mut used = HashSet::default();
+        exposed_reads(code, &mut HashSet::default(), &mut used);
         let proc = self.program.proc(self.proc);
         // A static const local is declared in each sweep with its values
         // (`adjoint/decl-static`): nothing to carry.
@@ -4764,9 +4765,9 @@ fn bracket_sweeps(out: &mut Program, heads: &[AdjointProcs], runtime: [ProcId; 3
 
 fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
     // Until nothing changes: dropping `r = 1.0 + t` leaves `t` unread.
-    let mut dead: HashSet<SymId> = HashSet::new();
+    let mut dead: HashSet<SymId> = HashSet::default();
     loop {
-        let mut read = HashSet::new();
+        let mut read = HashSet::default();
         reads_but_self_updates(body, &mut read);
         let before = dead.len();
         dead.extend(hoisted.iter().copied().filter(|s| !read.contains(s)));
@@ -4784,7 +4785,7 @@ fn drop_unread_scalars(body: &mut Vec<Stmt>, hoisted: &[SymId]) {
 /// in a `for` loop whose header assigns the index first, so no read can
 /// see the value the dropped loop would have left.
 fn drop_empty_loops(body: &mut Vec<Stmt>) {
-    let mut outside = HashSet::new();
+    let mut outside = HashSet::default();
     index_reads_outside_loops(body, &mut Vec::new(), &mut outside);
     crate::il::rewrite_stmt_lists(body, &mut |list| {
         list.retain(|s| counting_loop_index(s).is_none_or(|i| outside.contains(&i)));
@@ -5106,11 +5107,11 @@ fn exposed_reads(stmts: &[Stmt], written: &mut HashSet<SymId>, out: &mut HashSet
                 // writes; anything else is taken as reading everything it
                 // mentions and writing nothing.
                 let one = std::slice::from_ref(s);
-                let mut r = HashSet::new();
+                let mut r = HashSet::default();
                 reads(one, &mut r);
                 out.extend(r.into_iter().filter(|v| !written.contains(v)));
                 if matches!(s.kind, StmtKind::Assign { .. } | StmtKind::Call { .. }) {
-                    assigned_vars(one, written, &mut HashSet::new());
+                    assigned_vars(one, written, &mut HashSet::default());
                 }
             }
         }
@@ -6891,7 +6892,7 @@ impl<'x, 'a: 'x> Host for AdjointHost<'x, 'a> {
                 // (`pyb = yb`, saved for the backward sweep), or passes
                 // them to a callee's `P_fwd`: it takes those parameters,
                 // each after its primal one, as `P_bwd` does.
-                let mut used = HashSet::new();
+                let mut used = HashSet::default();
                 collect_used(&fwd, &mut used);
                 if let Err((e, at)) = self.refuse_local_adjoint_addresses(&fwd) {
                     self.error_span = Some(at);

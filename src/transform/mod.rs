@@ -17,7 +17,7 @@ pub mod checkpoint;
 pub mod keep;
 
 use crate::il::{ExprKind, Item, ItemKind, ProcId, Program, ScopeId, StmtKind, SymId};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// `output/merge-copies`: among `generated` (each derivative procedure
 /// with the user's procedure it derives from, through any copy of it, and
@@ -34,7 +34,7 @@ pub(crate) fn merge_identical_copies(
 ) {
     // Only a procedure with two derivatives in one role can merge; the
     // shapes (printing) are computed for those alone.
-    let mut family_size: HashMap<(ProcId, u8), usize> = HashMap::new();
+    let mut family_size: HashMap<(ProcId, u8), usize> = HashMap::default();
     for &(_, user, role) in generated {
         *family_size.entry((user, role)).or_default() += 1;
     }
@@ -46,7 +46,7 @@ pub(crate) fn merge_identical_copies(
     if candidates.is_empty() {
         return;
     }
-    let mut merged: HashMap<ProcId, ProcId> = HashMap::new();
+    let mut merged: HashMap<ProcId, ProcId> = HashMap::default();
     loop {
         let present: HashSet<ProcId> = items
             .iter()
@@ -55,8 +55,8 @@ pub(crate) fn merge_identical_copies(
                 _ => None,
             })
             .collect();
-        let mut first: HashMap<(ProcId, u8, String), ProcId> = HashMap::new();
-        let mut now: HashMap<ProcId, ProcId> = HashMap::new();
+        let mut first: HashMap<(ProcId, u8, String), ProcId> = HashMap::default();
+        let mut now: HashMap<ProcId, ProcId> = HashMap::default();
         // In the order of the output, so the one kept is the first printed.
         for item in items.iter() {
             let ItemKind::Function(d) = item.kind else {
@@ -107,7 +107,7 @@ pub(crate) fn merge_identical_copies(
 /// translation unit's, so what it calls is not followed.
 pub(crate) fn reached_from(out: &Program, roots: impl Iterator<Item = ProcId>) -> HashSet<ProcId> {
     let graph = out.use_graph();
-    let mut needed: HashSet<ProcId> = HashSet::new();
+    let mut needed: HashSet<ProcId> = HashSet::default();
     let mut stack: Vec<ProcId> = roots.collect();
     while let Some(p) = stack.pop() {
         for &c in graph.get(p.index()).into_iter().flatten() {
@@ -193,7 +193,7 @@ pub(crate) fn unshadow_called_functions(out: &mut Program) {
         let Some(body) = &out.proc(p).body else {
             continue;
         };
-        let mut seen: HashSet<(String, ScopeId)> = HashSet::new();
+        let mut seen: HashSet<(String, ScopeId)> = HashSet::default();
         let mut open = vec![out.proc(p).scope, body.scope];
         calls(out, &body.stmts, &mut open, &mut seen);
         let mut own: Vec<SymId> = out.proc(p).params.clone();
@@ -242,7 +242,7 @@ pub(crate) fn drop_undefined_static_prototypes(out: &Program, items: &mut Vec<It
 /// dropped passive statement updated): C warns about an unused `static`
 /// variable, and the output must compile without warnings.
 pub(crate) fn drop_unused_static_globals(out: &Program, items: &mut Vec<Item>) {
-    let mut used: HashSet<crate::il::SymId> = HashSet::new();
+    let mut used: HashSet<crate::il::SymId> = HashSet::default();
     let mut note = |e: &crate::il::Expr| {
         crate::il::visit_expr(e, &mut |x| {
             if let crate::il::ExprKind::Var(v) = &x.kind {
@@ -284,7 +284,7 @@ pub(crate) fn declare_before_use(
     generated: &HashSet<ProcId>,
     items: &mut Vec<Item>,
 ) {
-    let mut defined = HashSet::new();
+    let mut defined = HashSet::default();
     let mut early = Vec::new();
     for item in items.iter() {
         let ItemKind::Function(p) = item.kind else {
@@ -335,7 +335,7 @@ pub(crate) fn define_globals_before_use(
 ) {
     // Each move takes an item up past at least one procedure, so this ends.
     loop {
-        let mut defined_at: HashMap<SymId, usize> = HashMap::new();
+        let mut defined_at: HashMap<SymId, usize> = HashMap::default();
         for (j, item) in items.iter().enumerate() {
             if let ItemKind::Globals { vars, .. } = &item.kind {
                 for v in vars.iter().filter(|v| owned.contains(&v.sym)) {
@@ -449,7 +449,7 @@ pub(crate) fn mention_uncalled_header_statics(
     generated: &HashSet<ProcId>,
     items: &[Item],
 ) {
-    let mut called: HashSet<ProcId> = HashSet::new();
+    let mut called: HashSet<ProcId> = HashSet::default();
     for item in items {
         if let ItemKind::Function(p) = item.kind
             && let Some(b) = &out.proc(p).body

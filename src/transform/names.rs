@@ -13,7 +13,8 @@ use crate::il::{
     BinOp, Expr, ExprKind, ProcId, Program, QualType, StmtKind, StructId, SymId, Type, TypedefId,
     UnOp,
 };
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 
 /// Which symbols, fields and procedures carry derivatives.
 #[derive(Default)]
@@ -585,8 +586,8 @@ pub(crate) fn strip_own_const(ty: &mut QualType) {
 
 /// The variables whose address `stmts` take (`&x`, `&a[i]`, `&s.f`),
 /// nested statements and loop headers included.
-pub fn address_taken(stmts: &[crate::il::Stmt]) -> std::collections::HashSet<SymId> {
-    let mut out = std::collections::HashSet::new();
+pub fn address_taken(stmts: &[crate::il::Stmt]) -> HashSet<SymId> {
+    let mut out = HashSet::default();
     crate::il::visit_stmts(stmts, &mut |st| {
         for e in stmt_exprs(st) {
             crate::il::visit_expr(e, &mut |x| {
@@ -756,7 +757,7 @@ fn pointer_roots(e: &Expr, out: &mut HashSet<SymId>) {
         ExprKind::Cast { arg, .. } => pointer_roots(arg, out),
         // `p + k` or `k + p`: the operand that has a root.
         ExprKind::Binary { lhs, rhs, .. } => {
-            let mut left = HashSet::new();
+            let mut left = HashSet::default();
             pointer_roots(lhs, &mut left);
             if left.is_empty() {
                 pointer_roots(rhs, out);
@@ -846,7 +847,7 @@ impl Namer {
                 owner[i] = owner[par.index()];
             }
         }
-        let mut by_proc: HashMap<ProcId, BTreeSet<String>> = HashMap::new();
+        let mut by_proc: HashMap<ProcId, BTreeSet<String>> = HashMap::default();
         for sym in &program.symbols {
             if let Some(p) = owner.get(sym.scope.index()).copied().flatten() {
                 by_proc.entry(p).or_default().insert(sym.name.clone());
@@ -1195,7 +1196,7 @@ pub(crate) fn refuse_stale_statics(
     // such functions) call, which the output holds a copy of (`rnd()`
     // advancing a file-local RNG state that the head seeds).
     let graph = program.call_graph();
-    let mut callers: HashMap<ProcId, Vec<ProcId>> = HashMap::new();
+    let mut callers: HashMap<ProcId, Vec<ProcId>> = HashMap::default();
     for (caller, callees) in graph.iter().enumerate() {
         for &c in callees {
             callers.entry(c).or_default().push(ProcId(caller as u32));
@@ -1221,10 +1222,10 @@ pub(crate) fn refuse_stale_statics(
     }
     // Static globals that other procedures write or take the address of,
     // and those they use.
-    let mut changed_elsewhere: HashMap<SymId, String> = HashMap::new();
-    let mut used_elsewhere: HashMap<SymId, String> = HashMap::new();
+    let mut changed_elsewhere: HashMap<SymId, String> = HashMap::default();
+    let mut used_elsewhere: HashMap<SymId, String> = HashMap::default();
     let uses = static_global_uses(program);
-    let mut called_by_output: HashSet<ProcId> = HashSet::new();
+    let mut called_by_output: HashSet<ProcId> = HashSet::default();
     let mut todo: Vec<ProcId> = held.iter().copied().collect();
     while let Some(p) = todo.pop() {
         for &c in &graph[p.0 as usize] {
@@ -1339,8 +1340,8 @@ pub(crate) fn refuse_split_statics(
 ) -> Result<(), crate::front::diag::Diagnostic> {
     // Static globals each procedure uses by name, and the ones written
     // anywhere.
-    let mut uses: HashMap<ProcId, BTreeSet<SymId>> = HashMap::new();
-    let mut written: HashSet<SymId> = HashSet::new();
+    let mut uses: HashMap<ProcId, BTreeSet<SymId>> = HashMap::default();
+    let mut written: HashSet<SymId> = HashSet::default();
     for (p, u) in static_global_uses(program) {
         written.extend(u.changed.iter().copied());
         uses.insert(p, u.used);
@@ -1367,7 +1368,7 @@ pub(crate) fn refuse_split_statics(
     // calls reach, with everything they call. Each with a call that
     // reaches it, for the message.
     let mut held: Vec<ProcId> = procs.to_vec();
-    let mut original: HashMap<ProcId, (ProcId, crate::front::source::Span)> = HashMap::new();
+    let mut original: HashMap<ProcId, (ProcId, crate::front::source::Span)> = HashMap::default();
     let mut stack: Vec<(ProcId, bool)> = procs.iter().map(|&p| (p, true)).collect();
     let mut seen: HashSet<(ProcId, bool)> = stack.iter().copied().collect();
     while let Some((p, is_held)) = stack.pop() {

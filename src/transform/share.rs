@@ -30,7 +30,7 @@
 use crate::il::validate::same_expr;
 use crate::il::visit_expr;
 use crate::il::{AssignSugar, BinOp, Expr, ExprKind, Init, MathFn, Stmt, StmtId, StmtKind, SymId};
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// What the sharing needs from the transformation that owns the output.
 pub trait Temps {

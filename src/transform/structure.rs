@@ -34,8 +34,9 @@ use crate::il::{
     Program, QualType, ScopeId, Stmt, StmtId, StmtKind, Storage, SwitchCase, SymId, SymKind,
     Symbol, Type, UnOp, visit_stmts,
 };
+use rustc_hash::FxHashSet as HashSet;
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// The program with every procedure that jumps rewritten without jumps;
 /// borrowed unchanged when no procedure jumps.
@@ -215,7 +216,7 @@ pub fn can_keep_local(program: &Program, graph: &[Vec<ProcId>], sym: SymId) -> b
 /// Whether a call from `p` can lead back to `p` (`graph` is
 /// `Program::call_graph`).
 pub(crate) fn reenters(graph: &[Vec<ProcId>], p: ProcId) -> bool {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut todo = graph[p.index()].clone();
     while let Some(q) = todo.pop() {
         if q == p {
@@ -882,7 +883,7 @@ fn restructure_proc(program: &mut Program, p: ProcId, taken: &mut HashSet<String
     }
     // Flags no test reads: drop their assignments and their symbols'
     // declarations (`adjoint/structure-jump`).
-    let mut read = HashSet::new();
+    let mut read = HashSet::default();
     flags_read(&stmts, &mut read);
     let flags: Vec<SymId> = s.new_syms.clone();
     let dead: HashSet<SymId> = flags

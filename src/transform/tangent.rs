@@ -23,7 +23,8 @@ use crate::il::{
     StmtId, StmtKind, Storage, StructDef, SwitchCase, SymId, SymKind, Symbol, Type, TypedefDef,
     UnOp,
 };
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 /// Options of `aioli tangent`.
@@ -631,7 +632,7 @@ pub(crate) fn refuse_untracked_pointers(
     // `if (n > cap)`): the original and derivative procedures share that
     // state, so after a call of the original the derivative pointer would
     // never be set.
-    let mut state: HashSet<SymId> = HashSet::new();
+    let mut state: HashSet<SymId> = HashSet::default();
     for &p in &a.order {
         if let Some(body) = &program.proc(p).body {
             crate::il::visit_stmts(&body.stmts, &mut |st| {
@@ -711,7 +712,7 @@ pub(crate) fn refuse_untracked_pointers(
     // what it designates.
     // What the heads and what they call write (a `main` filling weights
     // before the call leaves them passive here).
-    let mut written: HashSet<SymId> = HashSet::new();
+    let mut written: HashSet<SymId> = HashSet::default();
     for &p in &a.order {
         if let Some(body) = &program.proc(p).body {
             crate::il::visit_stmts(&body.stmts, &mut |st| {
@@ -815,7 +816,7 @@ pub(crate) fn refuse_untracked_pointers(
     // Per procedure, the managed globals it dereferences, itself or through
     // a callee, where they may still hold what they held when it was
     // entered (`ObjKind::Target { proc: None }`), with where.
-    let mut stale: HashMap<ProcId, HashMap<SymId, crate::front::source::Span>> = HashMap::new();
+    let mut stale: HashMap<ProcId, HashMap<SymId, crate::front::source::Span>> = HashMap::default();
     loop {
         let mut grew = false;
         for &p in &a.order {
@@ -941,7 +942,7 @@ pub fn tangent_full(
     refuse_overlapping_calls(a, &diff_procs, false)?;
     refuse_global_address_calls(a, &diff_procs, false)?;
     refuse_untracked_pointers(a, &diff, &diff_procs, true)?;
-    let mut dprocs = HashMap::new();
+    let mut dprocs = HashMap::default();
     for &p in &diff_procs {
         let orig = program.proc(p);
         let id = ProcId(out.procs.len() as u32);
@@ -961,7 +962,7 @@ pub fn tangent_full(
         diff,
         types,
         dprocs,
-        dsyms: HashMap::new(),
+        dsyms: HashMap::default(),
         opts: opts.clone(),
         rules,
         proc: ProcId(0),
@@ -969,7 +970,7 @@ pub fn tangent_full(
         varied: VariedMap::default(),
         result_param: None,
         error_span: None,
-        dummies: HashMap::new(),
+        dummies: HashMap::default(),
         pending_decls: Vec::new(),
         trace: Default::default(),
         info: TangentInfo::default(),
@@ -980,13 +981,13 @@ pub fn tangent_full(
             )
         })?,
         precision: None,
-        live_memo: HashMap::new(),
-        freeing_jump_controls: HashSet::new(),
-        primal_syms: HashMap::new(),
-        param_targets: HashMap::new(),
+        live_memo: HashMap::default(),
+        freeing_jump_controls: HashSet::default(),
+        primal_syms: HashMap::default(),
+        param_targets: HashMap::default(),
         call_temps: Vec::new(),
         diff_formals: Default::default(),
-        global_dnames: HashMap::new(),
+        global_dnames: HashMap::default(),
     };
     // CONTRACT §2: an active global `g` has the derivative `gd`, which a
     // local's derivative named first (`double sd` for a block's `s`) must
@@ -1120,7 +1121,7 @@ pub(super) fn derivative_types(
     suffix: &str,
 ) -> (DiffTypes, HashMap<usize, Vec<ItemKind>>) {
     let mut types = DiffTypes::default();
-    let mut items: HashMap<usize, Vec<ItemKind>> = HashMap::new();
+    let mut items: HashMap<usize, Vec<ItemKind>> = HashMap::default();
     let with_fields: Vec<usize> = (0..program.structs.len())
         .filter(|&s| diff.fields.iter().any(|(t, _)| t.index() == s))
         .collect();
@@ -1137,7 +1138,7 @@ pub(super) fn derivative_types(
     // Typedef names first: in `typedef struct Cell {...} Cell;` the tag
     // and the typedef share a name (C keeps tags apart), and so do
     // `Cell_d`'s, as CONTRACT §2 names it.
-    let mut typedef_names: HashMap<(String, crate::il::StructId), String> = HashMap::new();
+    let mut typedef_names: HashMap<(String, crate::il::StructId), String> = HashMap::default();
     for (i, t) in program.typedefs.iter().enumerate() {
         if let Type::Struct(s) = &t.ty.ty
             && let Some(&d) = types.structs.get(s)
@@ -2379,7 +2380,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             .filter(|(s, _)| program.sym(**s).kind == SymKind::Global)
             .map(|(a, b)| (*a, *b))
             .collect();
-        let mut declared_dglobals = HashSet::new();
+        let mut declared_dglobals = HashSet::default();
         let generated: Vec<ProcId> = self.dprocs.values().copied().collect();
         super::specialize::call_originals(&mut self.out, &generated);
         // Static functions of the original that the output calls, directly
@@ -3907,7 +3908,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             afters.push(&r.dead[i + 1]);
         } else {
             let mut stack: Vec<u32> = f.succs[block].clone();
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             while let Some(b) = stack.pop() {
                 if !seen.insert(b) {
                     continue;
@@ -4386,7 +4387,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
         // `(void)xd;` for a parameter the body never reads (a derivative,
         // or a formal merged into another, `specialize/alias`), so that the
         // output compiles without warnings.
-        let mut used = HashSet::new();
+        let mut used = HashSet::default();
         crate::il::visit_stmts(&body_code, &mut |st| {
             for e in super::names::stmt_exprs(st) {
                 collect_syms(e, &mut used);
@@ -4471,10 +4472,10 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     /// its declarator is dropped (C warns about a variable set but unused).
     fn drop_unread_derivatives(&self, stmts: &mut Vec<Stmt>) {
         loop {
-            let mut read: HashSet<SymId> = HashSet::new();
-            let mut written: HashSet<SymId> = HashSet::new();
+            let mut read: HashSet<SymId> = HashSet::default();
+            let mut written: HashSet<SymId> = HashSet::default();
             // Stored by something this pass cannot drop (an allocation).
-            let mut kept_stores: HashSet<SymId> = HashSet::new();
+            let mut kept_stores: HashSet<SymId> = HashSet::default();
             crate::il::visit_stmts(stmts, &mut |st| {
                 let target = crate::il::stored_ref(st);
                 if let Some(Expr {
@@ -4505,7 +4506,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             });
             // (A loop header's statements stay: they are not in a list the
             // rewrite below sees.)
-            let mut in_headers: HashSet<SymId> = HashSet::new();
+            let mut in_headers: HashSet<SymId> = HashSet::default();
             crate::il::visit_stmts(stmts, &mut |st| {
                 if let StmtKind::Loop {
                     header: LoopHeader::For { init, step, .. },
@@ -4607,7 +4608,7 @@ impl<'x, 'a> TangentHost<'x, 'a> {
             }
             _ => None,
         };
-        let mut zeroed: HashSet<(SymId, String)> = HashSet::new();
+        let mut zeroed: HashSet<(SymId, String)> = HashSet::default();
         // A dropped reset's comments (the user's, moved to the first
         // statement their statement became) go to the next statement kept.
         let mut orphaned: Vec<String> = Vec::new();

@@ -12,7 +12,7 @@
 use crate::analysis::Analysis;
 use crate::analysis::blocks::Set;
 use crate::il::{LoopHeader, ProcId, ScopeId, Stmt, StmtId, StmtKind};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Varied states around the statements of one procedure.
 #[derive(Default)]

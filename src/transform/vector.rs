@@ -43,7 +43,8 @@ use crate::il::{
     ItemKind, LoopHeader, ProcId, Program, QualType, ScopeId, Stmt, StmtId, StmtKind, Storage,
     StructId, SymId, SymKind, Symbol, Type,
 };
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 
 /// The macro naming the size of the direction dimension, defined by the
 /// runtime header (`tangent/vector-runtime`).
@@ -161,7 +162,7 @@ impl<'i> Vectorizer<'i> {
             .map(|&d| (d, p.proc(d).params.clone()))
             .collect();
         let global_writers = global_writers(&p, &dsyms, &dprocs);
-        let mut passed_whole = HashSet::new();
+        let mut passed_whole = HashSet::default();
         for &d in &dprocs {
             if let Some(b) = &p.proc(d).body {
                 crate::il::visit_stmts(&b.stmts, &mut |st| {
@@ -352,7 +353,7 @@ impl<'i> Vectorizer<'i> {
     /// scope under its parameter scope.
     fn proc_names(&self, d: ProcId) -> BTreeSet<String> {
         let mut names = self.global_names();
-        let mut scopes = HashSet::new();
+        let mut scopes = HashSet::default();
         scopes.insert(self.p.proc(d).scope);
         if let Some(b) = &self.p.proc(d).body {
             scopes.insert(b.scope);
@@ -1482,7 +1483,7 @@ impl<'i> Vectorizer<'i> {
         let mut pending: Vec<Piece> = Vec::new();
         // Names the pending initialisers read: moving them after a later
         // declarator of the same name would make them read that one.
-        let mut pending_names: HashSet<String> = HashSet::new();
+        let mut pending_names: HashSet<String> = HashSet::default();
         let mut first = true;
         let flush = |current: &mut Vec<Declarator>,
                      pending: &mut Vec<Piece>,
@@ -2199,7 +2200,7 @@ fn global_writers(p: &Program, dsyms: &HashSet<SymId>, dprocs: &[ProcId]) -> Has
         super::names::root_sym(e)
             .is_some_and(|s| dsyms.contains(&s) && p.sym(s).kind == SymKind::Global)
     };
-    let mut writers = HashSet::new();
+    let mut writers = HashSet::default();
     loop {
         let before = writers.len();
         for &d in dprocs {
