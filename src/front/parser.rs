@@ -23,9 +23,10 @@ use super::preprocess::{PpComment, PpToken, Preprocessed};
 use super::source::{FileId, SourceMap, Span};
 use crate::il::Comments;
 use lalrpop_util::ParseError;
+use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 lalrpop_util::lalrpop_mod!(
@@ -657,7 +658,7 @@ impl<'t> TypedefScanner<'t> {
     fn new(tokens: &'t mut [Token]) -> TypedefScanner<'t> {
         TypedefScanner {
             tokens,
-            names: HashMap::new(),
+            names: HashMap::default(),
             declared_in_block: vec![Vec::new()],
         }
     }

@@ -28,7 +28,7 @@ pub mod validate;
 pub mod zones;
 
 use crate::front::source::{FileId, Span};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 macro_rules! id_type {
     ($(#[$m:meta])* $name:ident) => {

@@ -8,7 +8,7 @@
 use super::{
     AssignSugar, BinOp, Block, Expr, ExprKind, LoopHeader, Procedure, Program, Stmt, StmtKind,
 };
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 
 /// Returns every violated invariant, empty when the program is well formed.
 pub fn validate(program: &Program) -> Vec<String> {
@@ -17,7 +17,7 @@ pub fn validate(program: &Program) -> Vec<String> {
         let mut v = Validator {
             program,
             proc: p,
-            ids: HashSet::new(),
+            ids: HashSet::default(),
             loop_depth: 0,
             switch_depth: 0,
             problems: &mut problems,

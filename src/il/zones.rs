@@ -12,7 +12,7 @@
 //! contiguous; zone names are unique within the zones of one procedure.
 
 use super::{Expr, ExprKind, ProcId, Program, QualType, StmtId, StmtKind, SymId, Type};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::ops::Range;
 
 /// Index of a zone in [`Zones`].

@@ -88,7 +88,7 @@ use crate::il::{
     ScopeId, Stmt, StmtId, StmtKind, Storage, StructId, SymId, SymKind, Symbol, Type, TypedefDef,
     TypedefId,
 };
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// A lowered program and the warnings met on the way.
 pub struct Lowered {
@@ -232,17 +232,17 @@ impl<'a> Lowerer<'a> {
             pp,
             prog,
             warnings: Vec::new(),
-            proc_names: HashMap::new(),
+            proc_names: HashMap::default(),
             proc_info: Vec::new(),
-            typedef_names: HashMap::new(),
-            struct_tags: HashMap::new(),
-            defined_tags: HashSet::new(),
+            typedef_names: HashMap::default(),
+            struct_tags: HashMap::default(),
+            defined_tags: HashSet::default(),
             struct_defined: Vec::new(),
             new_structs: Vec::new(),
             new_enums: Vec::new(),
-            enum_constants: HashMap::new(),
-            enum_tags: HashMap::new(),
-            initialized_globals: HashSet::new(),
+            enum_constants: HashMap::default(),
+            enum_tags: HashMap::default(),
+            initialized_globals: HashSet::default(),
             scope: ScopeId(0),
             f: None,
             forbid: None,
@@ -262,7 +262,7 @@ impl<'a> Lowerer<'a> {
     fn new_scope(&mut self, parent: ScopeId) -> ScopeId {
         self.prog.scopes.push(Scope {
             parent: Some(parent),
-            vars: HashMap::new(),
+            vars: HashMap::default(),
         });
         ScopeId(self.prog.scopes.len() as u32 - 1)
     }
@@ -336,7 +336,7 @@ impl<'a> Lowerer<'a> {
                 }
             }
         }
-        let mut out = HashSet::new();
+        let mut out = HashSet::default();
         for item in &tu.items {
             match item {
                 ast::ExternalDecl::Declaration(d) => specs(&d.specs, &mut out),
