@@ -147,7 +147,7 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
     // Components in waves: the callees of each are all in earlier waves.
     // A wave's facts are built in turn (they intern places), then its
     // components are summarized independently, on every core.
-    for wave in bottom_up_waves(&graph, &sccs) {
+    for wave in waves(&sccs, |p| graph[p.index()].clone(), false) {
         let (single, recursive): (Vec<&Vec<ProcId>>, Vec<&Vec<ProcId>>) = wave
             .into_iter()
             .partition(|comp| comp.len() == 1 && !graph[comp[0].index()].contains(&comp[0]));
@@ -268,76 +268,57 @@ impl Contexts {
     }
 }
 
-/// The components of `sccs` (callees before callers) grouped for the
-/// bottom-up pass: each wave holds the components whose callees (in
-/// `graph`) are all in earlier waves, in `sccs`' order within a wave.
-fn bottom_up_waves<'s>(
-    graph: &[Vec<ProcId>],
+/// The components of `sccs` (callees before callers, `callees` giving each
+/// procedure's) grouped in waves. Bottom-up, every callee of a component
+/// is in an earlier wave; top-down (`callers_first`), every caller is.
+/// Within a wave the components keep the order of the pass (`sccs`' order,
+/// reversed top-down). Should a call reach a component not yet placed (the
+/// components are not in call order after all), each component gets a wave
+/// of its own, which is the order of the pass.
+fn waves<'s>(
     sccs: &'s [Vec<ProcId>],
+    callees: impl Fn(ProcId) -> Vec<ProcId>,
+    callers_first: bool,
 ) -> Vec<Vec<&'s Vec<ProcId>>> {
     let comp_of: HashMap<ProcId, usize> = sccs
         .iter()
         .enumerate()
         .flat_map(|(c, comp)| comp.iter().map(move |&p| (p, c)))
         .collect();
-    let mut wave_of = vec![0usize; sccs.len()];
-    let mut waves: Vec<Vec<&Vec<ProcId>>> = Vec::new();
+    let pass: Vec<usize> = if callers_first {
+        (0..sccs.len()).rev().collect()
+    } else {
+        (0..sccs.len()).collect()
+    };
+    let mut callee_comps: Vec<Vec<usize>> = vec![Vec::new(); sccs.len()];
     for (c, comp) in sccs.iter().enumerate() {
-        let mut w = 0;
-        for p in comp {
-            for callee in &graph[p.index()] {
-                match comp_of.get(callee) {
-                    Some(&d) if d < c => w = w.max(wave_of[d] + 1),
-                    // A callee not placed yet: the components are not in
-                    // call order after all, so keep them one at a time.
-                    Some(&d) if d > c => return sccs.iter().map(|comp| vec![comp]).collect(),
+        for &p in comp {
+            for callee in callees(p) {
+                match comp_of.get(&callee) {
+                    Some(&d) if d < c => callee_comps[c].push(d),
+                    Some(&d) if d > c => return pass.iter().map(|&c| vec![&sccs[c]]).collect(),
                     _ => {}
                 }
             }
         }
-        wave_of[c] = w;
-        if waves.len() <= w {
-            waves.resize_with(w + 1, Vec::new);
-        }
-        waves[w].push(comp);
     }
-    waves
-}
-
-/// The components of `sccs` (callees before callers) grouped for the
-/// top-down pass: each wave holds the components whose callers are all in
-/// earlier waves, in `sccs`' reverse order within a wave.
-fn top_down_waves<'s>(
-    facts: &HashMap<ProcId, ProcFacts<'_>>,
-    sccs: &'s [Vec<ProcId>],
-) -> Vec<Vec<&'s Vec<ProcId>>> {
-    let comp_of: HashMap<ProcId, usize> = sccs
-        .iter()
-        .enumerate()
-        .flat_map(|(c, comp)| comp.iter().map(move |&p| (p, c)))
-        .collect();
     let mut wave_of = vec![0usize; sccs.len()];
+    for &c in &pass {
+        for &d in &callee_comps[c] {
+            if callers_first {
+                wave_of[d] = wave_of[d].max(wave_of[c] + 1);
+            } else {
+                wave_of[c] = wave_of[c].max(wave_of[d] + 1);
+            }
+        }
+    }
     let mut waves: Vec<Vec<&Vec<ProcId>>> = Vec::new();
-    // Callers come first in reverse order, so a component's wave is final
-    // when the loop reaches it.
-    for (c, comp) in sccs.iter().enumerate().rev() {
+    for &c in &pass {
         let w = wave_of[c];
         if waves.len() <= w {
             waves.resize_with(w + 1, Vec::new);
         }
-        waves[w].push(comp);
-        for p in comp {
-            let Some(f) = facts.get(p) else { continue };
-            for callee in f.calls.values().filter_map(|site| site.callee) {
-                match comp_of.get(&callee) {
-                    Some(&d) if d < c => wave_of[d] = wave_of[d].max(w + 1),
-                    // A callee placed already: the components are not in
-                    // call order after all, so keep them one at a time.
-                    Some(&d) if d > c => return sccs.iter().rev().map(|comp| vec![comp]).collect(),
-                    _ => {}
-                }
-            }
-        }
+        waves[w].push(&sccs[c]);
     }
     waves
 }
@@ -779,7 +760,12 @@ impl<'a> Analysis<'a> {
         // components of one wave are analysed independently, on every core.
         // Contexts only grow by union, so the order in which a wave's
         // results give them to callees does not matter.
-        for wave in top_down_waves(&self.facts, sccs) {
+        let callees = |p: ProcId| -> Vec<ProcId> {
+            self.facts.get(&p).map_or_else(Vec::new, |f| {
+                f.calls.values().filter_map(|site| site.callee).collect()
+            })
+        };
+        for wave in waves(sccs, callees, true) {
             let (single, recursive): (Vec<&Vec<ProcId>>, Vec<&Vec<ProcId>>) = wave
                 .into_iter()
                 .partition(|comp| comp.len() == 1 && !self.calls_itself(comp[0]));
