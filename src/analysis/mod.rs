@@ -275,11 +275,11 @@ impl Contexts {
 /// reversed top-down). Should a call reach a component not yet placed (the
 /// components are not in call order after all), each component gets a wave
 /// of its own, which is the order of the pass.
-fn waves<'s>(
-    sccs: &'s [Vec<ProcId>],
+fn waves(
+    sccs: &[Vec<ProcId>],
     callees: impl Fn(ProcId) -> Vec<ProcId>,
     callers_first: bool,
-) -> Vec<Vec<&'s Vec<ProcId>>> {
+) -> Vec<Vec<&Vec<ProcId>>> {
     let comp_of: HashMap<ProcId, usize> = sccs
         .iter()
         .enumerate()
