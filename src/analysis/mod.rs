@@ -148,15 +148,14 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
     // A wave's facts are built in turn (they intern places), then its
     // components are summarized independently, on every core.
     for wave in waves(&sccs, |p| graph[p.index()].clone(), false) {
-        let (single, recursive): (Vec<&Vec<ProcId>>, Vec<&Vec<ProcId>>) = wave
-            .into_iter()
-            .partition(|comp| comp.len() == 1 && !graph[comp[0].index()].contains(&comp[0]));
+        let (recursive, single): (Vec<Component>, Vec<Component>) =
+            wave.into_iter().partition(|comp| comp.recursive);
         let built: Vec<(ProcId, ProcFacts<'a>)> = single
             .iter()
             .map(|comp| {
                 (
-                    comp[0],
-                    facts::build(program, &mut locs, comp[0], &summaries),
+                    comp.procs[0],
+                    facts::build(program, &mut locs, comp.procs[0], &summaries),
                 )
             })
             .collect();
@@ -168,6 +167,7 @@ fn analyze_with<'a>(program: &'a Program, heads: &[Head], mode: Mode, split: boo
         }
         // `call/recursion`: iterate the component from empty summaries.
         for comp in recursive {
+            let comp = comp.procs;
             for &p in comp {
                 summaries.insert(p, Summary::default());
             }
@@ -268,6 +268,14 @@ impl Contexts {
     }
 }
 
+/// A component of the call graph, as `waves` hands it out.
+struct Component<'s> {
+    procs: &'s [ProcId],
+    /// Several procedures, or one that calls itself: solved by iteration
+    /// (`call/recursion`).
+    recursive: bool,
+}
+
 /// The components of `sccs` (callees before callers, `callees` giving each
 /// procedure's) grouped in waves. Bottom-up, every callee of a component
 /// is in an earlier wave; top-down (`callers_first`), every caller is.
@@ -279,7 +287,7 @@ fn waves(
     sccs: &[Vec<ProcId>],
     callees: impl Fn(ProcId) -> Vec<ProcId>,
     callers_first: bool,
-) -> Vec<Vec<&Vec<ProcId>>> {
+) -> Vec<Vec<Component<'_>>> {
     let comp_of: HashMap<ProcId, usize> = sccs
         .iter()
         .enumerate()
@@ -291,19 +299,26 @@ fn waves(
         (0..sccs.len()).collect()
     };
     let mut callee_comps: Vec<Vec<usize>> = vec![Vec::new(); sccs.len()];
+    let mut recursive: Vec<bool> = sccs.iter().map(|comp| comp.len() > 1).collect();
+    let mut in_call_order = true;
     for (c, comp) in sccs.iter().enumerate() {
         for &p in comp {
             for callee in callees(p) {
                 match comp_of.get(&callee) {
                     Some(&d) if d < c => callee_comps[c].push(d),
-                    Some(&d) if d > c => return pass.iter().map(|&c| vec![&sccs[c]]).collect(),
-                    _ => {}
+                    Some(&d) if d > c => in_call_order = false,
+                    Some(_) => recursive[c] = true,
+                    None => {}
                 }
             }
         }
     }
     let mut wave_of = vec![0usize; sccs.len()];
-    for &c in &pass {
+    for (k, &c) in pass.iter().enumerate() {
+        if !in_call_order {
+            wave_of[c] = k;
+            continue;
+        }
         for &d in &callee_comps[c] {
             if callers_first {
                 wave_of[d] = wave_of[d].max(wave_of[c] + 1);
@@ -312,13 +327,16 @@ fn waves(
             }
         }
     }
-    let mut waves: Vec<Vec<&Vec<ProcId>>> = Vec::new();
+    let mut waves: Vec<Vec<Component<'_>>> = Vec::new();
     for &c in &pass {
         let w = wave_of[c];
         if waves.len() <= w {
             waves.resize_with(w + 1, Vec::new);
         }
-        waves[w].push(&sccs[c]);
+        waves[w].push(Component {
+            procs: &sccs[c],
+            recursive: recursive[c],
+        });
     }
     waves
 }
@@ -766,10 +784,9 @@ impl<'a> Analysis<'a> {
             })
         };
         for wave in waves(sccs, callees, true) {
-            let (single, recursive): (Vec<&Vec<ProcId>>, Vec<&Vec<ProcId>>) = wave
-                .into_iter()
-                .partition(|comp| comp.len() == 1 && !self.calls_itself(comp[0]));
-            let single: Vec<ProcId> = single.into_iter().map(|comp| comp[0]).collect();
+            let (recursive, single): (Vec<Component>, Vec<Component>) =
+                wave.into_iter().partition(|comp| comp.recursive);
+            let single: Vec<ProcId> = single.into_iter().map(|comp| comp.procs[0]).collect();
             let this = &*self;
             let results = crate::par::map(&single, |&p| {
                 let (ve, ue, le) = ctx.of(p);
@@ -780,6 +797,7 @@ impl<'a> Analysis<'a> {
                 self.results.insert(p, r);
             }
             for comp in recursive {
+                let comp = comp.procs;
                 for _round in 0..64 {
                     let mut changed = false;
                     for &p in comp {
@@ -794,14 +812,6 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
-    }
-
-    /// Whether procedure `p` calls itself (a component of its own).
-    fn calls_itself(&self, p: ProcId) -> bool {
-        self.facts[&p]
-            .calls
-            .values()
-            .any(|site| site.callee == Some(p))
     }
 
     /// `call/envelope`: the contexts procedure `p`, analysed as `r`, gives

@@ -121,7 +121,6 @@ pub struct Derivative {
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
     pub rules: Vec<Rule>,
-    by_relation: HashMap<String, Vec<usize>>,
     /// Per relation, its rules whose pattern is a constructor, by the
     /// constructor's name, and the others (variables, atoms, lists), which
     /// every node must be tried against; each list in file order.
@@ -176,10 +175,6 @@ impl RuleSet {
                 }
                 ids.insert(r.id.clone(), (name.clone(), r.line));
                 let index = set.rules.len();
-                set.by_relation
-                    .entry(r.relation.clone())
-                    .or_default()
-                    .push(index);
                 let candidates = set.by_head.entry(r.relation.clone()).or_default();
                 match &r.pattern {
                     Pat::Node(head, _) => candidates
@@ -229,15 +224,6 @@ impl RuleSet {
         Ok(set)
     }
 
-    /// The rules of a relation, in file order.
-    pub fn of(&self, relation: &str) -> impl Iterator<Item = &Rule> {
-        self.by_relation
-            .get(relation)
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.rules[i])
-    }
-
     /// The indices of the rules of `relation` whose pattern may match a
     /// node shown as `head` (`None`: not a constructor), in file order.
     fn candidates(&self, relation: &str, head: Option<&str>) -> Vec<usize> {
@@ -262,7 +248,7 @@ impl RuleSet {
     }
 
     pub fn has_relation(&self, relation: &str) -> bool {
-        self.by_relation.contains_key(relation)
+        self.by_head.contains_key(relation)
     }
 }
 
