@@ -424,11 +424,11 @@ impl<'a> CPrinter<'a> {
             .filter(|item| item.file == self.program.main_file)
             .collect();
         // Each item prints on its own: on every core, in order.
-        let docs: Vec<(String, bool, u8, Role)> = crate::par::map(&items, |item| self.item(item))
-            .into_iter()
-            .flatten()
-            .collect();
-        let rendered: Vec<&str> = docs.iter().map(|d| d.0.as_str()).collect();
+        let printed: Vec<(String, bool, u8, Role)> =
+            crate::par::map(&items, |item| self.item(item))
+                .into_iter()
+                .flatten()
+                .collect();
         // The output's code is already expanded: a kept `#define` whose
         // name the code after it still spells (a macro calling the function
         // it is named after, `#define log(v) log(eps + (v))`; a name the
@@ -436,11 +436,11 @@ impl<'a> CPrinter<'a> {
         // second time. Such a line goes; a local header's macro gets an
         // `#undef` after the header's `#include`.
         let mut later: std::collections::HashSet<&str> = Default::default();
-        let mut dropped = vec![false; docs.len()];
-        let mut undefs: Vec<Vec<&str>> = vec![Vec::new(); docs.len()];
-        for i in (0..docs.len()).rev() {
-            match &docs[i].3 {
-                Role::Code => later.extend(identifiers(rendered[i])),
+        let mut dropped = vec![false; printed.len()];
+        let mut undefs: Vec<Vec<&str>> = vec![Vec::new(); printed.len()];
+        for i in (0..printed.len()).rev() {
+            match &printed[i].3 {
+                Role::Code => later.extend(identifiers(&printed[i].0)),
                 Role::Define(name) => dropped[i] = later.contains(name.as_str()),
                 Role::Include(file) => {
                     for (f, name) in &self.program.header_macros {
@@ -457,7 +457,7 @@ impl<'a> CPrinter<'a> {
         }
         let mut out = String::new();
         let mut prev: Option<(bool, u8)> = None;
-        for (i, (_, spacious, group, _)) in docs.iter().enumerate() {
+        for (i, (_, spacious, group, _)) in printed.iter().enumerate() {
             if dropped[i] {
                 continue;
             }
@@ -467,7 +467,7 @@ impl<'a> CPrinter<'a> {
                     out.push('\n');
                 }
             }
-            out.push_str(rendered[i]);
+            out.push_str(&printed[i].0);
             for name in &undefs[i] {
                 out.push_str(&format!("\n#undef {name}"));
             }

@@ -1497,25 +1497,11 @@ impl<'x, 'a> TangentHost<'x, 'a> {
     }
 
     fn expr_of(&self, v: &Val<'a>) -> Result<Expr, ApplyError> {
-        Ok(match v {
-            Val::Expr(e) => (*e).clone(),
-            Val::New(e) => e.clone(),
-            Val::Init(Init::Expr(e)) => e.clone(),
-            Val::NewInit(Init::Expr(e)) => e.clone(),
-            Val::Sym(s) => self.var(*s),
-            Val::Arg(s, i) => self.arg_expr(s, *i).clone(),
-            Val::Num(x) => self.real(*x, QualType::double()),
-            _ => {
-                return Err(ApplyError::new(format!(
-                    "expected an expression, got {}",
-                    self.describe(v)
-                )));
-            }
-        })
+        Ok(self.expr_ref(v)?.into_owned())
     }
 
-    /// `expr_of` without the copy where the value holds the expression: for
-    /// guards, which only look.
+    /// The expression a value stands for, borrowed where the value holds
+    /// it: guards only look (`expr_of` copies it for building).
     fn expr_ref<'v>(&self, v: &'v Val<'a>) -> Result<std::borrow::Cow<'v, Expr>, ApplyError> {
         use std::borrow::Cow;
         Ok(match v {
@@ -1524,7 +1510,14 @@ impl<'x, 'a> TangentHost<'x, 'a> {
                 Cow::Borrowed(e)
             }
             Val::Arg(s, i) => Cow::Borrowed(self.arg_expr(s, *i)),
-            _ => Cow::Owned(self.expr_of(v)?),
+            Val::Sym(s) => Cow::Owned(self.var(*s)),
+            Val::Num(x) => Cow::Owned(self.real(*x, QualType::double())),
+            _ => {
+                return Err(ApplyError::new(format!(
+                    "expected an expression, got {}",
+                    self.describe(v)
+                )));
+            }
         })
     }
 
@@ -3018,7 +3011,7 @@ impl<'x, 'a> Host for TangentHost<'x, 'a> {
                     || self.diff.moves_derivative_pointers(&self.out, s)
             }),
             "isActiveExpr" => {
-                // The same error as before for what is not an expression.
+                // What is not an expression is an error, as in `isPointer`.
                 let e = self.expr_ref(subject)?;
                 match subject {
                     Val::Expr(orig) => self.is_active_expr(orig),
